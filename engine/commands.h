@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The subcommand table (git builtin.h style). To add a command: write
+ * `int cmd_foo(int argc, char **argv)` in engine/cmd_foo.c, declare it
+ * here, and add a row to commands[] in engine/main.c. Each command parses
+ * its own options with getopt_long, prints its own --help, and returns
+ * 0 (ok), 1 (failed) or 2 (usage).
+ */
+#ifndef COMMANDS_H
+#define COMMANDS_H
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;    /* one line for `proxima help` */
+};
+
+/* Exit codes shared by every command. */
+enum { CMD_OK = 0, CMD_FAILED = 1, CMD_USAGE = 2 };
+
+int cmd_synth(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+
+/*
+ * Returns 1 when argv holds -h or --help (before any "--"), so that
+ * commands can print usage before validating anything else.
+ */
+int cmd_wants_help(int argc, char **argv);
+
+#endif /* COMMANDS_H */

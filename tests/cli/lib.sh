@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the CLI tests: each test script sources this file, calls
+# ok/fail through the check functions and ends with `done_testing`, which
+# prints "cli: N passed, N failed".
+: "${PROXIMA:=$(pwd)/build/proxima}"
+cli_pass=0
+cli_fail=0
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { cli_pass=$((cli_pass + 1)); echo "ok - $1"; }
+not_ok() { cli_fail=$((cli_fail + 1)); echo "not ok - $1"; }
+
+# expect_status WANT NAME CMD...: runs CMD, keeps its output in $OUT/$ERR
+expect_status() {
+	want=$1; name=$2; shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	OUT=$(cat "$TMP/out"); ERR=$(cat "$TMP/err")
+	if [ "$got" -eq "$want" ]; then ok "$name"; else
+		not_ok "$name (exit $got, wanted $want)"; sed 's/^/# /' "$TMP/err" | head -n 10; fi
+}
+
+# expect_match PATTERN TEXT NAME: grep -E PATTERN in TEXT
+expect_match() {
+	if printf '%s\n' "$2" | grep -Eq -- "$1"; then ok "$3"; else
+		not_ok "$3 (no match for '$1')"; printf '%s\n' "$2" | head -n 10 | sed 's/^/# /'; fi
+}
+
+done_testing() { echo "cli: $cli_pass passed, $cli_fail failed"; }
