@@ -18,7 +18,7 @@ CFLAGS_WARN += -Werror
 endif
 CPPFLAGS += -D_GNU_SOURCE -Iengine -Itools -Igeometry
 CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
-LDLIBS   += -lcjson -lcurl -lsqlite3 -lmicrohttpd -lm -fopenmp
+LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp
 
 BUILD    ?= build
 SANFLAGS  = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

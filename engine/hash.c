@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* SHA-256 over OpenSSL EVP. */
+#include "hash.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "err.h"
+
+struct hash {
+	EVP_MD_CTX *ctx;
+};
+
+int hash_new(struct hash **out)
+{
+	struct hash *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return ENG_ENOMEM;
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+		hash_free(h);
+		return ENG_ENOMEM;
+	}
+	*out = h;
+	return 0;
+}
+
+int hash_add(struct hash *h, const void *data, size_t len)
+{
+	return EVP_DigestUpdate(h->ctx, data, len) == 1 ? 0 : ENG_EINVAL;
+}
+
+int hash_add_field(struct hash *h, const char *s)
+{
+	return hash_add(h, s, strlen(s) + 1);
+}
+
+int hash_finish(struct hash *h, char out[HASH_HEX_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+	int rc = 0;
+
+	if (EVP_DigestFinal_ex(h->ctx, md, &n) != 1 || n != 32) {
+		rc = ENG_EINVAL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[2 * n] = '\0';
+out:
+	hash_free(h);
+	return rc;
+}
+
+void hash_free(struct hash *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
+}
+
+int hash_hex(const void *data, size_t len, char out[HASH_HEX_LEN + 1])
+{
+	struct hash *h = NULL;
+	int rc = hash_new(&h);
+
+	if (rc)
+		return rc;
+	rc = hash_add(h, data, len);
+	if (rc) {
+		hash_free(h);
+		return rc;
+	}
+	return hash_finish(h, out);
+}
