@@ -26,8 +26,9 @@ SANFLAGS  = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 GEOM_SRC   := $(wildcard geometry/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
 ENGINE_SRC := $(filter-out engine/main.c,$(wildcard engine/*.c))
+EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js))
 LIB_SRC    := $(GEOM_SRC) $(TOOLS_SRC) $(ENGINE_SRC)
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o
 MAIN_OBJ   := $(BUILD)/engine/main.o
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -51,6 +52,18 @@ $(BUILD)/proxima: $(LIB_OBJ) $(MAIN_OBJ)
 $(BUILD)/libproxima.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+
+$(BUILD)/embed: scripts/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -o $@ $<
+
+# Regenerated when a data file is added, removed or changed.
+$(BUILD)/gen/embedded.c: $(BUILD)/embed $(EMBED_IN) Makefile
+	@mkdir -p $(dir $@)
+	$(BUILD)/embed $@ $(EMBED_IN)
+
+$(BUILD)/gen/embedded.o: $(BUILD)/gen/embedded.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
