@@ -1,0 +1,868 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * 4-wide BVH over oriented boxes: binned-SAH build, refit, and single-ray
+ * traversal with SSE2 node and leaf tests (a scalar path elsewhere).
+ */
+#include "bvh.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define BVH_SSE 1
+#else
+#define BVH_SSE 0
+#endif
+
+#include "errcode.h"
+
+/* ======================= Layout ======================= */
+
+#define BVH_LEAF_MAX 4  /* boxes per leaf = one SSE packet */
+#define BVH_BINS 16     /* SAH bins per axis */
+#define BVH_MAX_DEPTH 40 /* deeper ranges are split by index halves */
+#define BVH_STACK 256   /* > 3 * (BVH_MAX_DEPTH + 31): 3 pushes a level */
+
+/* Child references: >= 0 inner node, BVH_EMPTY, or a leaf packet. */
+#define BVH_EMPTY (-1)
+#define BVH_LEAF(p) (-(int32_t)(p) - 2)
+#define BVH_PACKET(ref) (-(ref) - 2)
+
+/*
+ * Inner node: the bounds of its four children, SoA so that one SSE
+ * register holds one plane of all four. An empty slot has lo = +inf and
+ * hi = -inf, which every ray misses.
+ */
+struct bvh_node {
+	float b[6][4];      /* rows 0..2: lo x,y,z; rows 3..5: hi x,y,z */
+	int32_t child[4];   /* child references */
+	int32_t pad[4];     /* to 128 bytes */
+};
+
+/* Four boxes of one leaf, SoA, in the box frame form ray_obb uses. */
+struct bvh_packet {
+	float c[3][4];     /* centre, component j of lane */
+	float ax[3][3][4]; /* ax[k][j]: component j of box axis k */
+	float h[3][4];     /* half-extents */
+	int32_t idx[4];    /* box index, -1 = unused lane */
+};
+
+struct bvh {
+	size_t n;                   /* boxes */
+	int32_t root;               /* root reference */
+	struct bvh_node *nodes;     /* preorder: a child after its parent */
+	size_t nnodes;
+	struct bvh_packet *packets;
+	size_t npackets;
+	size_t cap;                 /* capacity of nodes and packets */
+	/* build scratch, n entries each */
+	int32_t *order;             /* box indices being partitioned */
+	float (*plo)[3], (*phi)[3]; /* inflated world AABB of each box */
+	float (*pc)[3];             /* AABB centre of each box */
+};
+
+/* ======================= Bounds ======================= */
+
+static bool obb_finite(const struct obb *o)
+{
+	int k, j;
+
+	for (k = 0; k < 3; k++) {
+		if (!isfinite(o->c[k]) || !isfinite(o->h[k]))
+			return false;
+		for (j = 0; j < 3; j++)
+			if (!isfinite(o->ax[k][j]))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * World AABB of a box, grown by a margin so that the node tests are
+ * conservative: a point ray_obb accepts, after its rounding, still lies
+ * strictly inside the node bounds, with room for the rounding of the
+ * node test itself. The margin is tiny compared with any real object.
+ */
+static void box_bounds(const struct obb *o, float lo[3], float hi[3])
+{
+	int j;
+
+	obb_aabb(o, lo, hi);
+	for (j = 0; j < 3; j++) {
+		float m = 1e-5f * (1.0f + fabsf(lo[j]) + fabsf(hi[j]) +
+				   (hi[j] - lo[j]));
+
+		lo[j] -= m;
+		hi[j] += m;
+	}
+}
+
+static float area(const float lo[3], const float hi[3])
+{
+	float dx = hi[0] - lo[0], dy = hi[1] - lo[1], dz = hi[2] - lo[2];
+
+	if (dx < 0 || dy < 0 || dz < 0)
+		return 0;
+	return dx * dy + dy * dz + dz * dx;
+}
+
+static void bounds_empty(float lo[3], float hi[3])
+{
+	lo[0] = lo[1] = lo[2] = INFINITY;
+	hi[0] = hi[1] = hi[2] = -INFINITY;
+}
+
+static void bounds_grow(float lo[3], float hi[3], const float plo[3],
+			const float phi[3])
+{
+	int j;
+
+	for (j = 0; j < 3; j++) {
+		if (plo[j] < lo[j])
+			lo[j] = plo[j];
+		if (phi[j] > hi[j])
+			hi[j] = phi[j];
+	}
+}
+
+static void range_bounds(const struct bvh *b, size_t begin, size_t end,
+			 float lo[3], float hi[3])
+{
+	size_t i;
+
+	bounds_empty(lo, hi);
+	for (i = begin; i < end; i++) {
+		int32_t p = b->order[i];
+
+		bounds_grow(lo, hi, b->plo[p], b->phi[p]);
+	}
+}
+
+/* ======================= Build ======================= */
+
+static void packet_set_lane(struct bvh_packet *pk, int lane,
+			    const struct obb *o, int32_t idx)
+{
+	int k, j;
+
+	for (j = 0; j < 3; j++) {
+		pk->c[j][lane] = o->c[j];
+		pk->h[j][lane] = o->h[j];
+		for (k = 0; k < 3; k++)
+			pk->ax[k][j][lane] = o->ax[k][j];
+	}
+	pk->idx[lane] = idx;
+}
+
+static void packet_clear(struct bvh_packet *pk)
+{
+	int lane;
+
+	memset(pk, 0, sizeof(*pk));
+	for (lane = 0; lane < 4; lane++)
+		pk->idx[lane] = -1;
+}
+
+static int bin_of(float c, float lo, float scale)
+{
+	int k = (int)((c - lo) * scale);
+
+	if (k < 0)
+		k = 0;
+	if (k > BVH_BINS - 1)
+		k = BVH_BINS - 1;
+	return k;
+}
+
+/*
+ * Splits order[begin, end) (more than BVH_LEAF_MAX boxes) in two by the
+ * best binned-SAH plane over the three axes, partitioning in place.
+ * Returns the first index of the right part. Falls back to index halves
+ * when the centroids cannot be separated or the tree got too deep.
+ */
+static size_t split_range(struct bvh *b, size_t begin, size_t end, int depth)
+{
+	float clo[3], chi[3], best_cost = INFINITY;
+	int best_axis = -1, best_split = 0, axis;
+	size_t i, mid;
+
+	if (depth >= BVH_MAX_DEPTH)
+		return begin + (end - begin) / 2;
+	bounds_empty(clo, chi);
+	for (i = begin; i < end; i++)
+		bounds_grow(clo, chi, b->pc[b->order[i]], b->pc[b->order[i]]);
+	for (axis = 0; axis < 3; axis++) {
+		float blo[BVH_BINS][3], bhi[BVH_BINS][3];
+		float rarea[BVH_BINS];
+		size_t cnt[BVH_BINS], rcnt[BVH_BINS], lcnt;
+		float ext = chi[axis] - clo[axis], scale, llo[3], lhi[3];
+		float rlo[3], rhi[3];
+		int k;
+
+		if (!(ext > 0))
+			continue;
+		scale = (float)BVH_BINS / ext;
+		for (k = 0; k < BVH_BINS; k++) {
+			cnt[k] = 0;
+			bounds_empty(blo[k], bhi[k]);
+		}
+		for (i = begin; i < end; i++) {
+			int32_t p = b->order[i];
+
+			k = bin_of(b->pc[p][axis], clo[axis], scale);
+			cnt[k]++;
+			bounds_grow(blo[k], bhi[k], b->plo[p], b->phi[p]);
+		}
+		/* suffix sweep: rarea[k], rcnt[k] describe bins k..BINS-1 */
+		bounds_empty(rlo, rhi);
+		lcnt = 0;
+		for (k = BVH_BINS - 1; k > 0; k--) {
+			bounds_grow(rlo, rhi, blo[k], bhi[k]);
+			lcnt += cnt[k];
+			rarea[k] = area(rlo, rhi);
+			rcnt[k] = lcnt;
+		}
+		bounds_empty(llo, lhi);
+		lcnt = 0;
+		for (k = 1; k < BVH_BINS; k++) {
+			float cost;
+
+			bounds_grow(llo, lhi, blo[k - 1], bhi[k - 1]);
+			lcnt += cnt[k - 1];
+			if (lcnt == 0 || rcnt[k] == 0)
+				continue;
+			cost = area(llo, lhi) * (float)lcnt +
+			       rarea[k] * (float)rcnt[k];
+			if (cost < best_cost) {
+				best_cost = cost;
+				best_axis = axis;
+				best_split = k;
+			}
+		}
+	}
+	if (best_axis < 0)
+		return begin + (end - begin) / 2;
+	{
+		float scale = (float)BVH_BINS / (chi[best_axis] - clo[best_axis]);
+		size_t l = begin, r = end;
+
+		while (l < r) {
+			int32_t p = b->order[l];
+
+			if (bin_of(b->pc[p][best_axis], clo[best_axis], scale) <
+			    best_split) {
+				l++;
+			} else {
+				r--;
+				b->order[l] = b->order[r];
+				b->order[r] = p;
+			}
+		}
+		mid = l;
+	}
+	if (mid == begin || mid == end)
+		mid = begin + (end - begin) / 2;
+	return mid;
+}
+
+static int32_t make_leaf(struct bvh *b, size_t begin, size_t end,
+			 const struct obb *boxes)
+{
+	size_t p = b->npackets++;
+	struct bvh_packet *pk = &b->packets[p];
+	size_t i;
+
+	packet_clear(pk);
+	for (i = begin; i < end; i++) {
+		int32_t bi = b->order[i];
+
+		packet_set_lane(pk, (int)(i - begin), &boxes[bi], bi);
+	}
+	return BVH_LEAF(p);
+}
+
+/* Builds the subtree over order[begin, end); returns its reference. */
+static int32_t build_range(struct bvh *b, size_t begin, size_t end, int depth,
+			   const struct obb *boxes)
+{
+	size_t rb[4], re[4];
+	float lo[4][3], hi[4][3];
+	int nr = 1, j;
+	size_t ni;
+
+	if (end - begin <= BVH_LEAF_MAX)
+		return make_leaf(b, begin, end, boxes);
+	rb[0] = begin;
+	re[0] = end;
+	range_bounds(b, begin, end, lo[0], hi[0]);
+	while (nr < 4) {
+		int pick = -1;
+		float best = -1;
+		size_t mid;
+
+		/* split the child with the largest surface */
+		for (j = 0; j < nr; j++) {
+			float a = area(lo[j], hi[j]);
+
+			if (re[j] - rb[j] > BVH_LEAF_MAX && a > best) {
+				best = a;
+				pick = j;
+			}
+		}
+		if (pick < 0)
+			break;
+		mid = split_range(b, rb[pick], re[pick], depth);
+		rb[nr] = mid;
+		re[nr] = re[pick];
+		re[pick] = mid;
+		range_bounds(b, rb[pick], re[pick], lo[pick], hi[pick]);
+		range_bounds(b, rb[nr], re[nr], lo[nr], hi[nr]);
+		nr++;
+	}
+	ni = b->nnodes++;
+	for (j = 0; j < 4; j++) {
+		struct bvh_node *nd = &b->nodes[ni];
+		int32_t ref = BVH_EMPTY;
+		int a;
+
+		if (j < nr)
+			ref = build_range(b, rb[j], re[j], depth + 1, boxes);
+		else
+			bounds_empty(lo[j], hi[j]);
+		for (a = 0; a < 3; a++) {
+			nd->b[a][j] = lo[j][a];
+			nd->b[3 + a][j] = hi[j][a];
+		}
+		nd->child[j] = ref;
+	}
+	return (int32_t)ni;
+}
+
+static int prepare(struct bvh *b, const struct obb *boxes)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < b->n; i++) {
+		if (!obb_finite(&boxes[i]))
+			return ENG_EINVAL;
+		box_bounds(&boxes[i], b->plo[i], b->phi[i]);
+		for (j = 0; j < 3; j++)
+			b->pc[i][j] = 0.5f * (b->plo[i][j] + b->phi[i][j]);
+		b->order[i] = (int32_t)i;
+	}
+	return 0;
+}
+
+static int build_into(struct bvh *b, const struct obb *boxes)
+{
+	int rc;
+
+	b->nnodes = 0;
+	b->npackets = 0;
+	b->root = BVH_EMPTY;
+	if (b->n == 0)
+		return 0;
+	rc = prepare(b, boxes);
+	if (rc)
+		return rc;
+	b->root = build_range(b, 0, b->n, 0, boxes);
+	return 0;
+}
+
+static void *alloc_aligned(size_t count, size_t size)
+{
+	size_t bytes = count * size;
+
+	if (bytes == 0)
+		bytes = 64;
+	bytes = (bytes + 63) & ~(size_t)63;
+	return aligned_alloc(64, bytes);
+}
+
+int bvh_build(const struct obb *boxes, size_t n, struct bvh **out)
+{
+	struct bvh *b = NULL;
+	int rc = 0;
+
+	if (!out || (!boxes && n > 0) || n > INT32_MAX / 4)
+		return ENG_EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return ENG_ENOMEM;
+	b->n = n;
+	/* leaves and inner nodes are each at most n (>= 1 box per leaf) */
+	b->cap = n ? n : 1;
+	b->nodes = alloc_aligned(b->cap, sizeof(struct bvh_node));
+	b->packets = alloc_aligned(b->cap, sizeof(struct bvh_packet));
+	b->order = malloc(b->cap * sizeof(*b->order));
+	b->plo = malloc(b->cap * sizeof(*b->plo));
+	b->phi = malloc(b->cap * sizeof(*b->phi));
+	b->pc = malloc(b->cap * sizeof(*b->pc));
+	if (!b->nodes || !b->packets || !b->order || !b->plo || !b->phi ||
+	    !b->pc) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	rc = build_into(b, boxes);
+out:
+	if (rc) {
+		bvh_free(b);
+		b = NULL;
+	}
+	if (!rc)
+		*out = b;
+	return rc;
+}
+
+void bvh_free(struct bvh *b)
+{
+	if (!b)
+		return;
+	free(b->nodes);
+	free(b->packets);
+	free(b->order);
+	free(b->plo);
+	free(b->phi);
+	free(b->pc);
+	free(b);
+}
+
+size_t bvh_count(const struct bvh *b)
+{
+	return b ? b->n : 0;
+}
+
+int bvh_rebuild(struct bvh *b, const struct obb *boxes)
+{
+	int rc;
+
+	if (!b || (!boxes && b->n > 0))
+		return ENG_EINVAL;
+	rc = build_into(b, boxes);
+	if (rc)
+		b->root = BVH_EMPTY;
+	return rc;
+}
+
+/* Bounds of everything under a reference, from already refitted data. */
+static void ref_bounds(const struct bvh *b, int32_t ref, float lo[3],
+		       float hi[3])
+{
+	int j, a;
+
+	bounds_empty(lo, hi);
+	if (ref == BVH_EMPTY)
+		return;
+	if (ref < 0) {
+		const struct bvh_packet *pk = &b->packets[BVH_PACKET(ref)];
+
+		for (j = 0; j < 4; j++) {
+			int32_t bi = pk->idx[j];
+
+			if (bi >= 0)
+				bounds_grow(lo, hi, b->plo[bi], b->phi[bi]);
+		}
+		return;
+	}
+	for (j = 0; j < 4; j++) {
+		const struct bvh_node *nd = &b->nodes[ref];
+		float clo[3], chi[3];
+
+		for (a = 0; a < 3; a++) {
+			clo[a] = nd->b[a][j];
+			chi[a] = nd->b[3 + a][j];
+		}
+		if (nd->child[j] != BVH_EMPTY)
+			bounds_grow(lo, hi, clo, chi);
+	}
+}
+
+int bvh_refit(struct bvh *b, const struct obb *boxes)
+{
+	size_t i;
+	int j, a;
+
+	if (!b || (!boxes && b->n > 0))
+		return ENG_EINVAL;
+	if (b->root == BVH_EMPTY)
+		return b->n ? ENG_EINVAL : 0;
+	for (i = 0; i < b->n; i++) {
+		if (!obb_finite(&boxes[i]))
+			return ENG_EINVAL;
+		box_bounds(&boxes[i], b->plo[i], b->phi[i]);
+	}
+	for (i = 0; i < b->npackets; i++) {
+		struct bvh_packet *pk = &b->packets[i];
+
+		for (j = 0; j < 4; j++)
+			if (pk->idx[j] >= 0)
+				packet_set_lane(pk, j, &boxes[pk->idx[j]],
+						pk->idx[j]);
+	}
+	/* children come after their parent, so walk backwards */
+	for (i = b->nnodes; i-- > 0;) {
+		struct bvh_node *nd = &b->nodes[i];
+
+		for (j = 0; j < 4; j++) {
+			float lo[3], hi[3];
+
+			if (nd->child[j] == BVH_EMPTY)
+				continue;
+			ref_bounds(b, nd->child[j], lo, hi);
+			for (a = 0; a < 3; a++) {
+				nd->b[a][j] = lo[a];
+				nd->b[3 + a][j] = hi[a];
+			}
+		}
+	}
+	return 0;
+}
+
+/* ======================= Queries ======================= */
+
+/*
+ * Per-ray constants for the node test. The inverse direction is clamped
+ * to +-1e12 so that a component of 0 never makes 0 * inf; the node
+ * bounds' margin keeps the test conservative (see box_bounds).
+ */
+struct ray_pre {
+	float o[3];
+	float d[3];
+	float inv[3];
+	int near_row[3]; /* row of b[][] holding the near plane per axis */
+};
+
+static void ray_prepare(const struct ray *r, struct ray_pre *p)
+{
+	int a;
+
+	for (a = 0; a < 3; a++) {
+		float d = r->d[a];
+
+		if (fabsf(d) < 1e-12f)
+			d = signbit(d) ? -1e-12f : 1e-12f;
+		p->o[a] = r->o[a];
+		p->d[a] = r->d[a];
+		p->inv[a] = 1.0f / d;
+		p->near_row[a] = p->inv[a] < 0 ? 3 + a : a;
+	}
+}
+
+#if BVH_SSE
+
+struct ray_sse {
+	__m128 o[3], d[3], inv[3];
+	int nr[3], fr[3];
+};
+
+static void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
+{
+	int a;
+
+	for (a = 0; a < 3; a++) {
+		s->o[a] = _mm_set1_ps(p->o[a]);
+		s->d[a] = _mm_set1_ps(p->d[a]);
+		s->inv[a] = _mm_set1_ps(p->inv[a]);
+		s->nr[a] = p->near_row[a];
+		s->fr[a] = p->near_row[a] >= 3 ? a : 3 + a;
+	}
+}
+
+/* Slab test of the ray against the four children; bit j = child j hit. */
+static int node_test(const struct bvh_node *nd, const struct ray_sse *s,
+		     __m128 tmax, float tn_out[4])
+{
+	__m128 tnx = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->nr[0]]),
+					   s->o[0]), s->inv[0]);
+	__m128 tny = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->nr[1]]),
+					   s->o[1]), s->inv[1]);
+	__m128 tnz = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->nr[2]]),
+					   s->o[2]), s->inv[2]);
+	__m128 tfx = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->fr[0]]),
+					   s->o[0]), s->inv[0]);
+	__m128 tfy = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->fr[1]]),
+					   s->o[1]), s->inv[1]);
+	__m128 tfz = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->fr[2]]),
+					   s->o[2]), s->inv[2]);
+	__m128 tn = _mm_max_ps(_mm_max_ps(tnx, tny),
+			       _mm_max_ps(tnz, _mm_setzero_ps()));
+	__m128 tf = _mm_min_ps(_mm_min_ps(tfx, tfy), _mm_min_ps(tfz, tmax));
+
+	_mm_storeu_ps(tn_out, tn);
+	return _mm_movemask_ps(_mm_cmple_ps(tn, tf));
+}
+
+/*
+ * ray_obb on the four boxes of a packet with the same floating-point
+ * operations in the same order, so that hits and distances are bitwise
+ * those of ray_obb. Returns the lane mask of hits, entry distances in t0.
+ */
+static int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
+		       __m128 tmax, float t0_out[4])
+{
+	const __m128 tiny = _mm_set1_ps(1e-12f);
+	const __m128 absmask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+	const __m128 pinf = _mm_set1_ps(INFINITY);
+	__m128 rx = _mm_sub_ps(s->o[0], _mm_load_ps(pk->c[0]));
+	__m128 ry = _mm_sub_ps(s->o[1], _mm_load_ps(pk->c[1]));
+	__m128 rz = _mm_sub_ps(s->o[2], _mm_load_ps(pk->c[2]));
+	__m128 t0 = _mm_setzero_ps(), t1 = tmax;
+	__m128 ok = _mm_castsi128_ps(_mm_cmpgt_epi32(
+		_mm_load_si128((const __m128i *)(const void *)pk->idx),
+		_mm_set1_epi32(-1)));
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		__m128 a0 = _mm_load_ps(pk->ax[k][0]);
+		__m128 a1 = _mm_load_ps(pk->ax[k][1]);
+		__m128 a2 = _mm_load_ps(pk->ax[k][2]);
+		__m128 h = _mm_load_ps(pk->h[k]);
+		__m128 nh = _mm_sub_ps(_mm_setzero_ps(), h);
+		__m128 o = _mm_add_ps(_mm_add_ps(_mm_mul_ps(rx, a0),
+						 _mm_mul_ps(ry, a1)),
+				      _mm_mul_ps(rz, a2));
+		__m128 d = _mm_add_ps(_mm_add_ps(_mm_mul_ps(s->d[0], a0),
+						 _mm_mul_ps(s->d[1], a1)),
+				      _mm_mul_ps(s->d[2], a2));
+		__m128 par = _mm_cmplt_ps(_mm_and_ps(d, absmask), tiny);
+		__m128 inside = _mm_and_ps(_mm_cmpge_ps(o, nh),
+					   _mm_cmple_ps(o, h));
+		__m128 inv = _mm_div_ps(_mm_set1_ps(1.0f), d);
+		__m128 ta = _mm_mul_ps(_mm_sub_ps(nh, o), inv);
+		__m128 tb = _mm_mul_ps(_mm_sub_ps(h, o), inv);
+		__m128 swap = _mm_cmpgt_ps(ta, tb);
+		__m128 lo = _mm_or_ps(_mm_and_ps(swap, tb),
+				      _mm_andnot_ps(swap, ta));
+		__m128 hi = _mm_or_ps(_mm_and_ps(swap, ta),
+				      _mm_andnot_ps(swap, tb));
+
+		/*
+		 * A parallel axis needs the origin inside the slab and must
+		 * leave [t0, t1] alone. Its lo needs no fix: inside, both
+		 * (-h - o) * inv and (h - o) * inv cannot be > 0, and outside
+		 * the lane is rejected. Its hi can be 0 * inf = NaN or 0.
+		 */
+		hi = _mm_or_ps(_mm_and_ps(par, pinf), _mm_andnot_ps(par, hi));
+		ok = _mm_and_ps(ok, _mm_or_ps(_mm_andnot_ps(par, ok), inside));
+		/* ray_obb: if (a > t0) t0 = a; if (b < t1) t1 = b; */
+		t0 = _mm_max_ps(lo, t0);
+		t1 = _mm_min_ps(hi, t1);
+	}
+	_mm_storeu_ps(t0_out, t0);
+	return _mm_movemask_ps(_mm_and_ps(ok, _mm_cmple_ps(t0, t1)));
+}
+
+#else /* scalar path */
+
+struct ray_sse {
+	struct ray r;
+	const struct ray_pre *p;
+};
+
+static void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
+{
+	int a;
+
+	for (a = 0; a < 3; a++) {
+		s->r.o[a] = p->o[a];
+		s->r.d[a] = p->d[a];
+	}
+	s->p = p;
+}
+
+static int node_test(const struct bvh_node *nd, const struct ray_sse *s,
+		     float tmax, float tn_out[4])
+{
+	int j, a, mask = 0;
+
+	for (j = 0; j < 4; j++) {
+		float tn = 0, tf = tmax;
+
+		for (a = 0; a < 3; a++) {
+			int nr = s->p->near_row[a], fr = nr >= 3 ? a : 3 + a;
+			float n = (nd->b[nr][j] - s->p->o[a]) * s->p->inv[a];
+			float f = (nd->b[fr][j] - s->p->o[a]) * s->p->inv[a];
+
+			tn = n > tn ? n : tn;
+			tf = f < tf ? f : tf;
+		}
+		tn_out[j] = tn;
+		if (tn <= tf)
+			mask |= 1 << j;
+	}
+	return mask;
+}
+
+static int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
+		       float tmax, float t0_out[4])
+{
+	int j, k, a, mask = 0;
+
+	for (j = 0; j < 4; j++) {
+		struct obb o;
+
+		if (pk->idx[j] < 0)
+			continue;
+		for (a = 0; a < 3; a++) {
+			o.c[a] = pk->c[a][j];
+			o.h[a] = pk->h[a][j];
+			for (k = 0; k < 3; k++)
+				o.ax[k][a] = pk->ax[k][a][j];
+		}
+		if (ray_obb(&s->r, &o, tmax, &t0_out[j]))
+			mask |= 1 << j;
+	}
+	return mask;
+}
+
+#endif /* BVH_SSE */
+
+#if BVH_SSE
+#define TMAX_ARG(x) _mm_set1_ps(x)
+#else
+#define TMAX_ARG(x) (x)
+#endif
+
+bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
+	      struct bvh_hit *hit)
+{
+	struct ray_pre pre;
+	struct ray_sse s;
+	int32_t stack[BVH_STACK];
+	float stack_t[BVH_STACK];
+	int sp = 0;
+	int32_t ref, best_box = -1;
+	float best_t = tmax;
+
+	if (!b || b->root == BVH_EMPTY || !(tmax >= 0))
+		goto out;
+	ray_prepare(r, &pre);
+	ray_sse_init(&pre, &s);
+	ref = b->root;
+	for (;;) {
+		while (ref >= 0) {
+			const struct bvh_node *nd = &b->nodes[ref];
+			float tn[4], ct[4];
+			int32_t cr[4];
+			int mask = node_test(nd, &s, TMAX_ARG(best_t), tn);
+			int c = 0, j, i;
+
+			if (!mask)
+				goto pop;
+			for (j = 0; j < 4; j++) {
+				if (!(mask & (1 << j)))
+					continue;
+				/* insertion by entry distance, nearest first */
+				for (i = c; i > 0 && ct[i - 1] > tn[j]; i--) {
+					ct[i] = ct[i - 1];
+					cr[i] = cr[i - 1];
+				}
+				ct[i] = tn[j];
+				cr[i] = nd->child[j];
+				c++;
+			}
+			for (i = c - 1; i > 0; i--) {
+				stack[sp] = cr[i];
+				stack_t[sp] = ct[i];
+				sp++;
+			}
+			ref = cr[0];
+		}
+		if (ref != BVH_EMPTY) {
+			const struct bvh_packet *pk =
+				&b->packets[BVH_PACKET(ref)];
+			float t0[4];
+			int mask = packet_test(pk, &s, TMAX_ARG(best_t), t0);
+			int j;
+
+			for (j = 0; j < 4; j++) {
+				int32_t bi = pk->idx[j];
+
+				if (!(mask & (1 << j)))
+					continue;
+				if (t0[j] < best_t ||
+				    (t0[j] == best_t &&
+				     (best_box < 0 || bi < best_box))) {
+					best_t = t0[j];
+					best_box = bi;
+				}
+			}
+		}
+pop:
+		do {
+			if (sp == 0)
+				goto out;
+			sp--;
+		} while (stack_t[sp] > best_t);
+		ref = stack[sp];
+	}
+out:
+	if (hit) {
+		hit->box = best_box;
+		hit->t = best_box >= 0 ? best_t : 0.0f;
+	}
+	return best_box >= 0;
+}
+
+bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
+		  int32_t ignore)
+{
+	struct ray_pre pre;
+	struct ray_sse s;
+	int32_t stack[BVH_STACK];
+	int sp = 0;
+	int32_t ref;
+
+	if (!b || b->root == BVH_EMPTY || !(tmax >= 0))
+		return false;
+	ray_prepare(r, &pre);
+	ray_sse_init(&pre, &s);
+	ref = b->root;
+	for (;;) {
+		if (ref >= 0) {
+			const struct bvh_node *nd = &b->nodes[ref];
+			float tn[4];
+			int mask = node_test(nd, &s, TMAX_ARG(tmax), tn);
+			int j;
+
+			for (j = 3; j >= 0; j--)
+				if (mask & (1 << j))
+					stack[sp++] = nd->child[j];
+		} else if (ref != BVH_EMPTY) {
+			const struct bvh_packet *pk =
+				&b->packets[BVH_PACKET(ref)];
+			float t0[4];
+			int mask = packet_test(pk, &s, TMAX_ARG(tmax), t0);
+			int j;
+
+			for (j = 0; j < 4; j++)
+				if ((mask & (1 << j)) && pk->idx[j] != ignore)
+					return true;
+		}
+		if (sp == 0)
+			return false;
+		ref = stack[--sp];
+	}
+}
+
+size_t bvh_cast_batch(const struct bvh *b, const struct ray *rays, size_t n,
+		      float tmax, struct bvh_hit *hits, int threads)
+{
+	long long i, nn = (long long)n;
+	size_t nhit = 0;
+
+	if (threads <= 0) {
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nhit)
+		for (i = 0; i < nn; i++)
+			nhit += bvh_cast(b, &rays[i], tmax, &hits[i]);
+	} else {
+#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nhit) \
+	num_threads(threads)
+		for (i = 0; i < nn; i++)
+			nhit += bvh_cast(b, &rays[i], tmax, &hits[i]);
+	}
+	return nhit;
+}
