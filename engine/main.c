@@ -14,6 +14,7 @@
 static const struct command commands[] = {
 	{ "synth", cmd_synth, "write a synthetic recording" },
 	{ "inspect", cmd_inspect, "describe a recording folder" },
+	{ "astar", cmd_tool_astar, "run A* on Moving AI benchmark files" },
 };
 
 int cmd_wants_help(int argc, char **argv)

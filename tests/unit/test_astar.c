@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A* against the Moving AI benchmark lengths and an independent Dijkstra;
+ * nearest reachable cell; path legs; the Moving AI readers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "astar.h"
+#include "err.h"
+#include "grid.h"
+#include "movingai.h"
+
+#define NEAR(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+#define DATA "tests/data/movingai/"
+
+static uint32_t rng_state;
+
+static uint32_t rng(void)
+{
+	rng_state = rng_state * 1664525u + 1013904223u;
+	return rng_state >> 8;
+}
+
+/* ---------------------------------------------------------------- */
+/* Moving AI benchmarks                                               */
+
+static void run_benchmark(const char *map_path, const char *scen_path,
+			  size_t want_n)
+{
+	struct movingai_map m;
+	struct movingai_scenset s;
+	struct astar_ws *ws;
+	size_t i;
+
+	assert_int_equal(movingai_map_load(map_path, &m), 0);
+	assert_int_equal(movingai_scen_load(scen_path, &s), 0);
+	assert_int_equal(s.n, want_n);
+	assert_int_equal(movingai_scen_check(&s, scen_path, &m), 0);
+	ws = astar_ws_new(m.grid.w, m.grid.h);
+	assert_non_null(ws);
+	assert_int_equal(astar_ws_load(ws, &m.grid), 0);
+	for (i = 0; i < s.n; i++) {
+		double cost = -1;
+
+		assert_int_equal(astar_search(ws, s.v[i].sx, s.v[i].sy, s.v[i].gx,
+					      s.v[i].gy, &cost), 0);
+		if (fabs(cost - s.v[i].optimal) > 1e-3)
+			fail_msg("%s:%zu: computed %.8f, expected %.8f", scen_path,
+				 s.v[i].line, cost, s.v[i].optimal);
+	}
+	astar_ws_free(ws);
+	movingai_scen_release(&s);
+	movingai_map_release(&m);
+}
+
+static void test_movingai_arena(void **state)
+{
+	struct movingai_map m;
+	struct movingai_scenset s;
+
+	(void)state;
+	/* the file's known contents */
+	assert_int_equal(movingai_map_load(DATA "arena.map", &m), 0);
+	assert_int_equal(m.grid.w, 49);
+	assert_int_equal(m.grid.h, 49);
+	assert_int_equal(m.cells[0], GRID_OCCUPIED);         /* 'T' */
+	assert_int_equal(m.cells[49 + 3], GRID_FREE);        /* row 1 "TTT." */
+	assert_int_equal(m.cells[49 + 2], GRID_OCCUPIED);
+	movingai_map_release(&m);
+	assert_int_equal(movingai_scen_load(DATA "arena.map.scen", &s), 0);
+	assert_int_equal(s.v[0].bucket, 0);
+	assert_string_equal(s.v[0].map, "arena.map");
+	assert_int_equal(s.v[0].sx, 19);
+	assert_int_equal(s.v[0].sy, 26);
+	assert_int_equal(s.v[0].gx, 19);
+	assert_int_equal(s.v[0].gy, 29);
+	NEAR(s.v[0].optimal, 3.0, 1e-12);
+	assert_int_equal(s.v[0].line, 2);
+	movingai_scen_release(&s);
+	run_benchmark(DATA "arena.map", DATA "arena.map.scen", 130);
+}
+
+static void test_movingai_maze(void **state)
+{
+	(void)state;
+	run_benchmark(DATA "maze-100-1.map", DATA "maze-100-1.map.scen", 2430);
+}
+
+/* ---------------------------------------------------------------- */
+/* Against Dijkstra                                                   */
+
+/*
+ * Plain O(V^2) Dijkstra from s over the same move rules, written
+ * independently of the A* code: dist[v] = INFINITY when unreachable.
+ */
+static void dijkstra(const uint8_t *cells, int w, int h, int s, double *dist)
+{
+	int n = w * h, i, k;
+	char *done = calloc((size_t)n, 1);
+
+	assert_non_null(done);
+	for (i = 0; i < n; i++)
+		dist[i] = INFINITY;
+	dist[s] = 0;
+	for (;;) {
+		int u = -1, ux, uy, dx, dy;
+
+		for (i = 0; i < n; i++)
+			if (!done[i] && dist[i] < INFINITY && (u < 0 || dist[i] < dist[u]))
+				u = i;
+		if (u < 0)
+			break;
+		done[u] = 1;
+		ux = u % w;
+		uy = u / w;
+		for (dy = -1; dy <= 1; dy++) {
+			for (dx = -1; dx <= 1; dx++) {
+				int vx = ux + dx, vy = uy + dy;
+				double c;
+
+				if ((!dx && !dy) || vx < 0 || vy < 0 || vx >= w || vy >= h)
+					continue;
+				if (cells[vy * w + vx])
+					continue;
+				if (dx && dy && (cells[uy * w + vx] || cells[vy * w + ux]))
+					continue;
+				c = dx && dy ? sqrt(2.0) : 1.0;
+				k = vy * w + vx;
+				if (dist[u] + c < dist[k])
+					dist[k] = dist[u] + c;
+			}
+		}
+	}
+	free(done);
+}
+
+/* The path must be legal and its steps must add up to cost. */
+static void check_path(const struct astar_ws *ws, const uint8_t *cells,
+		       int w, int s, int t, double cost)
+{
+	static int32_t path[64 * 64];
+	size_t n, i;
+	double sum = 0;
+
+	assert_int_equal(astar_path(ws, path, 64 * 64, &n), 0);
+	assert_int_equal(path[0], s);
+	assert_int_equal(path[n - 1], t);
+	for (i = 0; i < n; i++)
+		assert_int_equal(cells[path[i]], GRID_FREE);
+	for (i = 1; i < n; i++) {
+		int ax = path[i - 1] % w, ay = path[i - 1] / w;
+		int bx = path[i] % w, by = path[i] / w;
+		int dx = bx - ax, dy = by - ay;
+
+		assert_true(abs(dx) <= 1 && abs(dy) <= 1 && (dx || dy));
+		if (dx && dy) {
+			assert_int_equal(cells[ay * w + bx], GRID_FREE);
+			assert_int_equal(cells[by * w + ax], GRID_FREE);
+		}
+		sum += dx && dy ? sqrt(2.0) : 1.0;
+	}
+	NEAR(sum, cost, 1e-9);
+}
+
+static void test_random_vs_dijkstra(void **state)
+{
+	static const int sizes[][2] = { { 8, 8 }, { 20, 13 }, { 1, 30 }, { 40, 40 },
+					{ 64, 33 } };
+	static const int dens[] = { 10, 30, 45 };
+	static uint8_t cells[64 * 64];
+	static double dist[64 * 64];
+	struct astar_ws *ws = astar_ws_new(64, 64);
+	size_t si, di;
+	int found = 0, unreachable = 0;
+
+	(void)state;
+	assert_non_null(ws);
+	rng_state = 2024;
+	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		for (di = 0; di < sizeof(dens) / sizeof(dens[0]); di++) {
+			int w = sizes[si][0], h = sizes[si][1], n = w * h, src, k, q;
+			struct grid g;
+
+			assert_int_equal(grid_init(&g, cells, w, h, 0, 0, 1), 0);
+			for (k = 0; k < n; k++)
+				cells[k] = (int)(rng() % 100) < dens[di] ? GRID_OCCUPIED
+									 : GRID_FREE;
+			assert_int_equal(astar_ws_load(ws, &g), 0);
+			for (src = 0; src < 4; src++) {
+				int s = (int)(rng() % (uint32_t)n);
+
+				cells[s] = GRID_FREE;
+				assert_int_equal(astar_ws_load(ws, &g), 0);
+				dijkstra(cells, w, h, s, dist);
+				for (q = 0; q < 25; q++) {
+					int t = (int)(rng() % (uint32_t)n);
+					double cost = -1;
+					int rc = astar_search(ws, s % w, s / w, t % w, t / w, &cost);
+
+					if (dist[t] == INFINITY) {
+						assert_int_equal(rc, ENG_ENOTFOUND);
+						unreachable++;
+						continue;
+					}
+					assert_int_equal(rc, 0);
+					NEAR(cost, dist[t], 1e-9);
+					check_path(ws, cells, w, s, t, cost);
+					found++;
+				}
+			}
+		}
+	}
+	/* both outcomes were exercised */
+	assert_true(found > 500);
+	assert_true(unreachable > 100);
+	astar_ws_free(ws);
+}
+
+/* ---------------------------------------------------------------- */
+/* Edge cases                                                         */
+
+static uint8_t mem[32 * 32];
+
+static void grid_from(struct grid *g, const char *const *rows, int h)
+{
+	int w = (int)strlen(rows[0]), x, y;
+
+	assert_int_equal(grid_init(g, mem, w, h, 0, 0, 1), 0);
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w; x++)
+			mem[y * w + x] = rows[y][x] == '#' ? GRID_OCCUPIED : GRID_FREE;
+}
+
+static void test_edge_cases(void **state)
+{
+	static const char *const rows[] = {
+		"..#..",
+		"..#..",
+		"#.#..",
+		".#...",
+	};
+	struct astar_ws *ws = astar_ws_new(8, 8);
+	int32_t path[8];
+	struct grid g;
+	double cost = -1;
+	size_t n;
+
+	(void)state;
+	assert_non_null(ws);
+	assert_null(astar_ws_new(0, 5));
+	assert_int_equal(astar_search(ws, 0, 0, 1, 1, &cost), ENG_EINVAL);
+	grid_from(&g, rows, 4);
+	assert_int_equal(astar_ws_load(ws, &g), 0);
+	/* start == goal */
+	assert_int_equal(astar_search(ws, 1, 1, 1, 1, &cost), 0);
+	NEAR(cost, 0, 0);
+	assert_int_equal(astar_path(ws, path, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(path[0], 6);
+	/* (0,3) is boxed in: its only way out is a diagonal past two walls */
+	assert_int_equal(astar_search(ws, 0, 3, 0, 0, &cost), ENG_ENOTFOUND);
+	assert_int_equal(astar_path(ws, path, 8, &n), ENG_EINVAL);
+	/* the wall column 2 can only be passed by (1,2)->(2,3), a cut corner */
+	assert_int_equal(astar_search(ws, 0, 0, 4, 0, &cost), ENG_ENOTFOUND);
+	/* blocked goal, out of range */
+	assert_int_equal(astar_search(ws, 0, 0, 2, 0, &cost), ENG_ENOTFOUND);
+	assert_int_equal(astar_search(ws, 0, 0, 5, 0, &cost), ENG_ERANGE);
+	assert_int_equal(astar_search(ws, -1, 0, 1, 0, &cost), ENG_ERANGE);
+	/* a real path, and a too small path buffer */
+	assert_int_equal(astar_search(ws, 0, 0, 1, 2, &cost), 0);
+	NEAR(cost, 1 + sqrt(2.0), 1e-12);
+	assert_int_equal(astar_path(ws, path, 2, &n), ENG_ETOOBIG);
+	assert_int_equal(n, 3);
+	/* a grid larger than the workspace */
+	assert_int_equal(grid_init(&g, mem, 9, 2, 0, 0, 1), 0);
+	assert_int_equal(astar_ws_load(ws, &g), ENG_EINVAL);
+	astar_ws_free(ws);
+	astar_ws_free(NULL);
+}
+
+static void test_nearest_reachable(void **state)
+{
+	/* the target (6, 2) sits in a closed pocket east of the wall */
+	static const char *const rows[] = {
+		"....####",
+		"....#..#",
+		"....#..#",
+		"....####",
+	};
+	struct astar_ws *ws = astar_ws_new(8, 4);
+	struct grid g;
+	int x = -1, y = -1;
+
+	(void)state;
+	assert_non_null(ws);
+	grid_from(&g, rows, 4);
+	assert_int_equal(astar_ws_load(ws, &g), 0);
+	/* nearest free cell ignoring reachability: inside the pocket */
+	assert_int_equal(grid_nearest_free(&g, 6, 2, 10, &x, &y), 0);
+	assert_int_equal(x, 6);
+	assert_int_equal(y, 2);
+	/* reachable from (0, 0): (3, 2) at distance 3 */
+	assert_int_equal(astar_nearest_reachable(ws, 0, 0, 6, 2, 10, &x, &y), 0);
+	assert_int_equal(x, 3);
+	assert_int_equal(y, 2);
+	/* from inside the pocket the pocket cell itself */
+	assert_int_equal(astar_nearest_reachable(ws, 5, 1, 6, 2, 10, &x, &y), 0);
+	assert_int_equal(x, 6);
+	assert_int_equal(y, 2);
+	/* (3,1) and (3,2) tie from (6, 1.5): the smaller row wins */
+	assert_int_equal(astar_nearest_reachable(ws, 0, 0, 6, 1.5, 10, &x, &y), 0);
+	assert_int_equal(x, 3);
+	assert_int_equal(y, 1);
+	assert_int_equal(astar_nearest_reachable(ws, 0, 0, 6, 2, 2.5, &x, &y),
+			 ENG_ENOTFOUND);
+	assert_int_equal(astar_nearest_reachable(ws, 4, 0, 6, 2, 9, &x, &y),
+			 ENG_ENOTFOUND);
+	astar_ws_free(ws);
+}
+
+/* ---------------------------------------------------------------- */
+/* Legs                                                               */
+
+static void test_legs_l_corridor(void **state)
+{
+	/* a corridor 1 cell wide: east along row 1, then north up column 8 */
+	static const char *const rows[] = {
+		"##########",
+		"#........#",
+		"########.#",
+		"########.#",
+		"########.#",
+		"########.#",
+		"########.#",
+		"##########",
+	};
+	struct astar_ws *ws = astar_ws_new(10, 8);
+	struct astar_leg legs[4];
+	int32_t path[64];
+	struct grid g;
+	double cost;
+	size_t n, nl;
+
+	(void)state;
+	assert_non_null(ws);
+	grid_from(&g, rows, 8);
+	g.x0 = 2.0f; /* world: x = 2 + 0.1 (cx + 0.5), y = 0.1 (cy + 0.5) */
+	g.cell = 0.1f;
+	assert_int_equal(astar_ws_load(ws, &g), 0);
+	assert_int_equal(astar_search(ws, 1, 1, 8, 6, &cost), 0);
+	NEAR(cost, 12, 1e-12);
+	assert_int_equal(astar_path(ws, path, 64, &n), 0);
+	assert_int_equal(n, 13);
+	/* camera heading +X: first leg front, then +Y: a left turn */
+	assert_int_equal(astar_legs(&g, path, n, 0, legs, 4, &nl), 0);
+	assert_int_equal(nl, 2);
+	NEAR(legs[0].x0, 2.15, 1e-5);
+	NEAR(legs[0].y0, 0.15, 1e-5);
+	NEAR(legs[0].x1, 2.85, 1e-5);
+	NEAR(legs[0].y1, 0.15, 1e-5);
+	NEAR(legs[0].length_m, 0.7, 1e-5);
+	NEAR(legs[0].heading, 0, 1e-6);
+	NEAR(legs[0].yaw_deg, 0, 1e-4);
+	assert_int_equal(legs[0].dir, BEV_FRONT);
+	assert_int_equal(legs[0].first, 0);
+	assert_int_equal(legs[0].last, 7);
+	NEAR(legs[1].x1, 2.85, 1e-5);
+	NEAR(legs[1].y1, 0.65, 1e-5);
+	NEAR(legs[1].length_m, 0.5, 1e-5);
+	NEAR(legs[1].heading, M_PI / 2, 1e-6);
+	NEAR(legs[1].yaw_deg, 90, 1e-4);
+	assert_int_equal(legs[1].dir, BEV_LEFT);
+	assert_int_equal(legs[1].last, 12);
+	/* camera facing +Y: the first leg is to the right */
+	assert_int_equal(astar_legs(&g, path, n, (float)(M_PI / 2), legs, 4, &nl), 0);
+	NEAR(legs[0].yaw_deg, -90, 1e-4);
+	assert_int_equal(legs[0].dir, BEV_RIGHT);
+	assert_int_equal(legs[1].dir, BEV_LEFT);
+	/* too little room, and a broken path */
+	assert_int_equal(astar_legs(&g, path, n, 0, legs, 1, &nl), ENG_ETOOBIG);
+	assert_int_equal(nl, 2);
+	path[5] = path[7];
+	assert_int_equal(astar_legs(&g, path, n, 0, legs, 4, &nl), ENG_EINVAL);
+	/* one cell: no leg */
+	assert_int_equal(astar_legs(&g, path, 1, 0, legs, 4, &nl), 0);
+	assert_int_equal(nl, 0);
+	astar_ws_free(ws);
+}
+
+static void test_legs_open_field(void **state)
+{
+	/* in the open, the diagonal and straight runs pull into one leg */
+	struct astar_ws *ws = astar_ws_new(16, 8);
+	struct astar_leg legs[4];
+	int32_t path[64];
+	struct grid g;
+	double cost;
+	size_t n, nl, i;
+
+	(void)state;
+	assert_non_null(ws);
+	assert_int_equal(grid_init(&g, mem, 16, 8, 0, 0, 0.5f), 0);
+	assert_int_equal(astar_ws_load(ws, &g), 0);
+	assert_int_equal(astar_search(ws, 1, 1, 11, 4, &cost), 0);
+	NEAR(cost, 7 + 3 * sqrt(2.0), 1e-12);
+	assert_int_equal(astar_path(ws, path, 64, &n), 0);
+	assert_int_equal(astar_legs(&g, path, n, 0, legs, 4, &nl), 0);
+	assert_int_equal(nl, 1);
+	NEAR(legs[0].length_m, 0.5 * sqrt(109.0), 1e-5);
+	NEAR(legs[0].heading, atan2(3.0, 10.0), 1e-6);
+	assert_int_equal(legs[0].dir, BEV_FRONT);
+	/* a wall at column 6 rows 0..2 keeps the pull from crossing it */
+	mem[0 * 16 + 6] = mem[1 * 16 + 6] = mem[2 * 16 + 6] = GRID_OCCUPIED;
+	assert_int_equal(astar_ws_load(ws, &g), 0);
+	assert_int_equal(astar_search(ws, 1, 1, 11, 1, &cost), 0);
+	assert_int_equal(astar_path(ws, path, 64, &n), 0);
+	assert_int_equal(astar_legs(&g, path, n, 0, legs, 4, &nl), 0);
+	assert_true(nl >= 2);
+	for (i = 0; i < nl; i++) {
+		int ax = path[legs[i].first] % 16, ay = path[legs[i].first] / 16;
+		int bx = path[legs[i].last] % 16, by = path[legs[i].last] / 16;
+
+		assert_true(grid_line_free(&g, ax, ay, bx, by));
+	}
+	assert_int_equal(legs[nl - 1].last, (int32_t)n - 1);
+	astar_ws_free(ws);
+}
+
+/* ---------------------------------------------------------------- */
+/* Readers                                                            */
+
+static void expect_map_error(const char *text, const char *msg)
+{
+	struct movingai_map m;
+
+	assert_int_equal(movingai_map_parse(text, strlen(text), "t.map", &m),
+			 ENG_EPARSE);
+	if (!strstr(err_msg(), msg))
+		fail_msg("message '%s' lacks '%s'", err_msg(), msg);
+	assert_null(m.cells);
+}
+
+static void test_map_parse(void **state)
+{
+	static const char crlf[] =
+		"type octile\r\nwidth 3\r\nheight 2\r\nmap\r\n.@T\r\nGSW\r\ntrailing junk\n";
+	struct movingai_map m;
+
+	(void)state;
+	assert_int_equal(movingai_map_parse(crlf, strlen(crlf), "t.map", &m), 0);
+	assert_int_equal(m.grid.w, 3);
+	assert_int_equal(m.grid.h, 2);
+	assert_memory_equal(m.cells, ((uint8_t[]){ 0, 1, 1, 0, 0, 1 }), 6);
+	movingai_map_release(&m);
+	expect_map_error("typo octile\nheight 1\nwidth 1\nmap\n.\n", "t.map:1:");
+	expect_map_error("type octile\nheight x\nwidth 1\nmap\n.\n", "t.map:2: bad height");
+	expect_map_error("type octile\nheight 2\nwidth 2\nmap\n..\n", "t.map:6: expected 2 map rows, found 1");
+	expect_map_error("type octile\nheight 2\nwidth 2\nmap\n..\n...\n", "t.map:6: row 1 has 3");
+	expect_map_error("type octile\nheight 1\nwidth 2\nmap\n.x\n", "t.map:5: bad map character 0x78 at column 2");
+	expect_map_error("type octile\nheight 1\nmap\n.\n", "before 'width'");
+	expect_map_error("type octile\nheight 1\nwidth 1\n", "missing 'map'");
+	assert_int_equal(movingai_map_load(DATA "no-such.map", &m), ENG_ENOENT);
+	assert_non_null(strstr(err_msg(), "no-such.map"));
+}
+
+static void expect_scen_error(const char *text, const char *msg)
+{
+	struct movingai_scenset s;
+
+	assert_int_equal(movingai_scen_parse(text, strlen(text), "t.scen", &s),
+			 ENG_EPARSE);
+	if (!strstr(err_msg(), msg))
+		fail_msg("message '%s' lacks '%s'", err_msg(), msg);
+	assert_null(s.v);
+}
+
+static void test_scen_parse(void **state)
+{
+	static const char ok[] =
+		"version 1.0\r\n0\tm.map\t3\t2\t0\t0\t2\t1\t2.41421356\r\n\n";
+	struct movingai_map m;
+	struct movingai_scenset s;
+	static const char map[] = "type octile\nheight 2\nwidth 3\nmap\n...\n...\n";
+
+	(void)state;
+	assert_int_equal(movingai_scen_parse(ok, strlen(ok), "t.scen", &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.v[0].gx, 2);
+	NEAR(s.v[0].optimal, 2.41421356, 1e-12);
+	assert_int_equal(movingai_map_parse(map, strlen(map), "t.map", &m), 0);
+	assert_int_equal(movingai_scen_check(&s, "t.scen", &m), 0);
+	s.v[0].map_w = 4;
+	assert_int_equal(movingai_scen_check(&s, "t.scen", &m), ENG_EINVAL);
+	assert_non_null(strstr(err_msg(), "t.scen:2: scenario map is 4x2"));
+	s.v[0].map_w = 3;
+	s.v[0].gy = 2;
+	assert_int_equal(movingai_scen_check(&s, "t.scen", &m), ENG_EINVAL);
+	assert_non_null(strstr(err_msg(), "goal (2, 2) outside"));
+	movingai_scen_release(&s);
+	movingai_map_release(&m);
+	expect_scen_error("0\tm.map\t3\t2\t0\t0\t2\t1\t2\n", "t.scen:1: expected 'version");
+	expect_scen_error("version 1\n0\tm.map\t3\t2\t0\t0\t2\t1\n", "t.scen:2: expected 9 tab-separated fields, found 8");
+	expect_scen_error("version 1\n0 m.map 3 2 0 0 2 1 2\n", "found 1");
+	expect_scen_error("version 1\n0\tm.map\t3\t2\t0\t-1\t2\t1\t2\n", "t.scen:2: bad start y");
+	expect_scen_error("version 1\n\n0\tm.map\t3\t2\t0\t0\t2\t1\tx\n", "t.scen:3: bad optimal length");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_movingai_arena),
+		cmocka_unit_test(test_movingai_maze),
+		cmocka_unit_test(test_random_vs_dijkstra),
+		cmocka_unit_test(test_edge_cases),
+		cmocka_unit_test(test_nearest_reachable),
+		cmocka_unit_test(test_legs_l_corridor),
+		cmocka_unit_test(test_legs_open_field),
+		cmocka_unit_test(test_map_parse),
+		cmocka_unit_test(test_scen_parse),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
