@@ -521,7 +521,20 @@ int bvh_refit(struct bvh *b, const struct obb *boxes)
 	return 0;
 }
 
+#if defined(__GNUC__)
+#define BVH_INLINE static inline __attribute__((always_inline))
+#else
+#define BVH_INLINE static inline
+#endif
+
 /* ======================= Queries ======================= */
+
+
+/* Lowest set bit and bit count of a 4-bit mask. */
+static const signed char ctz4[16] = { -1, 0, 1, 0, 2, 0, 1, 0,
+				      3, 0, 1, 0, 2, 0, 1, 0 };
+static const signed char pop4[16] = { 0, 1, 1, 2, 1, 2, 2, 3,
+				      1, 2, 2, 3, 2, 3, 3, 4 };
 
 /*
  * Per-ray constants for the node test. The inverse direction is clamped
@@ -535,7 +548,7 @@ struct ray_pre {
 	int near_row[3]; /* row of b[][] holding the near plane per axis */
 };
 
-static void ray_prepare(const struct ray *r, struct ray_pre *p)
+BVH_INLINE void ray_prepare(const struct ray *r, struct ray_pre *p)
 {
 	int a;
 
@@ -558,7 +571,7 @@ struct ray_sse {
 	int nr[3], fr[3];
 };
 
-static void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
+BVH_INLINE void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 {
 	int a;
 
@@ -572,7 +585,7 @@ static void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 }
 
 /* Slab test of the ray against the four children; bit j = child j hit. */
-static int node_test(const struct bvh_node *nd, const struct ray_sse *s,
+BVH_INLINE int node_test(const struct bvh_node *nd, const struct ray_sse *s,
 		     __m128 tmax, float tn_out[4])
 {
 	__m128 tnx = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->nr[0]]),
@@ -600,7 +613,7 @@ static int node_test(const struct bvh_node *nd, const struct ray_sse *s,
  * operations in the same order, so that hits and distances are bitwise
  * those of ray_obb. Returns the lane mask of hits, entry distances in t0.
  */
-static int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
+BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
 		       __m128 tmax, float t0_out[4])
 {
 	const __m128 tiny = _mm_set1_ps(1e-12f);
@@ -662,7 +675,7 @@ struct ray_sse {
 	const struct ray_pre *p;
 };
 
-static void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
+BVH_INLINE void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 {
 	int a;
 
@@ -673,7 +686,7 @@ static void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 	s->p = p;
 }
 
-static int node_test(const struct bvh_node *nd, const struct ray_sse *s,
+BVH_INLINE int node_test(const struct bvh_node *nd, const struct ray_sse *s,
 		     float tmax, float tn_out[4])
 {
 	int j, a, mask = 0;
@@ -696,7 +709,7 @@ static int node_test(const struct bvh_node *nd, const struct ray_sse *s,
 	return mask;
 }
 
-static int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
+BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
 		       float tmax, float t0_out[4])
 {
 	int j, k, a, mask = 0;
@@ -726,6 +739,26 @@ static int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
 #define TMAX_ARG(x) (x)
 #endif
 
+/* Sort key of a child: entry distance (>= 0, so its bits order like the
+ * float) above the slot number; a missed child sorts last. */
+static uint64_t child_key(float tn, int j, int mask)
+{
+	uint32_t bits;
+
+	if (!(mask & (1 << j)))
+		return UINT64_MAX;
+	memcpy(&bits, &tn, sizeof(bits));
+	return ((uint64_t)bits << 32) | (uint64_t)j;
+}
+
+#define BVH_CSWAP(a, b)                                 \
+	do {                                            \
+		uint64_t lo_ = a < b ? a : b;           \
+		uint64_t hi_ = a < b ? b : a;           \
+		a = lo_;                                \
+		b = hi_;                                \
+	} while (0)
+
 bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 	      struct bvh_hit *hit)
 {
@@ -745,44 +778,51 @@ bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 	for (;;) {
 		while (ref >= 0) {
 			const struct bvh_node *nd = &b->nodes[ref];
-			float tn[4], ct[4];
-			int32_t cr[4];
+			float tn[4];
+			uint64_t k0, k1, k2, k3;
 			int mask = node_test(nd, &s, TMAX_ARG(best_t), tn);
-			int c = 0, j, i;
+			int c;
 
 			if (!mask)
 				goto pop;
-			for (j = 0; j < 4; j++) {
-				if (!(mask & (1 << j)))
-					continue;
-				/* insertion by entry distance, nearest first */
-				for (i = c; i > 0 && ct[i - 1] > tn[j]; i--) {
-					ct[i] = ct[i - 1];
-					cr[i] = cr[i - 1];
-				}
-				ct[i] = tn[j];
-				cr[i] = nd->child[j];
-				c++;
+			if (!(mask & (mask - 1))) {
+				ref = nd->child[ctz4[mask]];
+				continue;
 			}
-			for (i = c - 1; i > 0; i--) {
-				stack[sp] = cr[i];
-				stack_t[sp] = ct[i];
-				sp++;
+			/* two or more children: nearest first, the rest pushed */
+			k0 = child_key(tn[0], 0, mask);
+			k1 = child_key(tn[1], 1, mask);
+			k2 = child_key(tn[2], 2, mask);
+			k3 = child_key(tn[3], 3, mask);
+			BVH_CSWAP(k0, k1);
+			BVH_CSWAP(k2, k3);
+			BVH_CSWAP(k0, k2);
+			BVH_CSWAP(k1, k3);
+			BVH_CSWAP(k1, k2);
+			c = pop4[mask];
+			if (c == 4) {
+				stack[sp] = nd->child[k3 & 3];
+				stack_t[sp++] = tn[k3 & 3];
 			}
-			ref = cr[0];
+			if (c >= 3) {
+				stack[sp] = nd->child[k2 & 3];
+				stack_t[sp++] = tn[k2 & 3];
+			}
+			stack[sp] = nd->child[k1 & 3];
+			stack_t[sp++] = tn[k1 & 3];
+			ref = nd->child[k0 & 3];
 		}
 		if (ref != BVH_EMPTY) {
 			const struct bvh_packet *pk =
 				&b->packets[BVH_PACKET(ref)];
 			float t0[4];
 			int mask = packet_test(pk, &s, TMAX_ARG(best_t), t0);
-			int j;
 
-			for (j = 0; j < 4; j++) {
+			while (mask) {
+				int j = ctz4[mask];
 				int32_t bi = pk->idx[j];
 
-				if (!(mask & (1 << j)))
-					continue;
+				mask &= mask - 1;
 				if (t0[j] < best_t ||
 				    (t0[j] == best_t &&
 				     (best_box < 0 || bi < best_box))) {
