@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* Whole-file JSON reading with line numbers, and typed field getters. */
+#include "jsonfile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+#include "err.h"
+
+int jsonfile_read(const char *path, cJSON **out)
+{
+	FILE *f = NULL;
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	cJSON *root = NULL;
+	const char *end = NULL;
+	int rc = 0, e;
+
+	f = fopen(path, "rb");
+	if (!f) {
+		e = errno;
+		return err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO, "cannot open '%s': %s", path,
+			       strerror(e));
+	}
+	for (;;) {
+		size_t n;
+
+		if (len + 1 >= cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *p;
+
+			if (cap >= JSONFILE_MAX_BYTES) {
+				rc = err_set(ENG_ETOOBIG, "%s: larger than %u bytes", path,
+					     JSONFILE_MAX_BYTES);
+				goto out;
+			}
+			if (ncap > JSONFILE_MAX_BYTES)
+				ncap = JSONFILE_MAX_BYTES;
+			p = realloc(text, ncap);
+			if (!p) {
+				rc = ENG_ENOMEM;
+				goto out;
+			}
+			text = p;
+			cap = ncap;
+		}
+		n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0) {
+			if (ferror(f)) {
+				rc = err_set(ENG_EIO, "%s: read error", path);
+				goto out;
+			}
+			break;
+		}
+	}
+	text[len] = '\0';
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root) {
+		size_t line = 1, i, at = len;
+
+		if (end && end >= text && end <= text + len)
+			at = (size_t)(end - text);
+		for (i = 0; i < at; i++)
+			if (text[i] == '\n')
+				line++;
+		rc = err_set(ENG_EPARSE, "%s: parse error near line %zu", path, line);
+		goto out;
+	}
+	/* only whitespace may follow the value */
+	if (end) {
+		while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' ||
+					    *end == '\r'))
+			end++;
+		if (end < text + len) {
+			size_t line = 1, i;
+
+			for (i = 0; i < (size_t)(end - text); i++)
+				if (text[i] == '\n')
+					line++;
+			rc = err_set(ENG_EPARSE, "%s: parse error near line %zu (text after the value)",
+				     path, line);
+			goto out;
+		}
+	}
+out:
+	if (f)
+		fclose(f);
+	free(text);
+	if (rc) {
+		cJSON_Delete(root);
+		return rc;
+	}
+	*out = root;
+	return 0;
+}
+
+static const cJSON *field(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+
+	return cJSON_IsNull(v) ? NULL : v;
+}
+
+/* "ctx.key" or, when ctx ends with ':' (a file name), "ctx key". */
+static const char *sep(const char *ctx)
+{
+	size_t n = strlen(ctx);
+
+	return n && ctx[n - 1] == ':' ? " " : ".";
+}
+
+static int missing(const char *ctx, const char *key)
+{
+	return err_set(ENG_EPARSE, "%s%s%s: missing", ctx, sep(ctx), key);
+}
+
+int jsonfile_str(const cJSON *obj, const char *key, bool required,
+		 const char *ctx, const char **out)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v)
+		return required ? missing(ctx, key) : 0;
+	if (!cJSON_IsString(v) || !v->valuestring)
+		return err_set(ENG_EPARSE, "%s%s%s: expected a string", ctx, sep(ctx), key);
+	*out = v->valuestring;
+	return 0;
+}
+
+int jsonfile_num(const cJSON *obj, const char *key, bool required,
+		 const char *ctx, double *out)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v)
+		return required ? missing(ctx, key) : 0;
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		return err_set(ENG_EPARSE, "%s%s%s: expected a number", ctx, sep(ctx), key);
+	*out = v->valuedouble;
+	return 0;
+}
+
+int jsonfile_i64(const cJSON *obj, const char *key, bool required,
+		 const char *ctx, int64_t *out)
+{
+	const cJSON *v = field(obj, key);
+	double d;
+
+	if (!v)
+		return required ? missing(ctx, key) : 0;
+	if (!cJSON_IsNumber(v))
+		return err_set(ENG_EPARSE, "%s%s%s: expected an integer", ctx, sep(ctx), key);
+	d = v->valuedouble;
+	if (!isfinite(d) || d != floor(d))
+		return err_set(ENG_EPARSE, "%s%s%s: expected an integer", ctx, sep(ctx), key);
+	if (fabs(d) >= 9007199254740992.0)
+		return err_set(ENG_ERANGE, "%s%s%s: integer beyond 2^53", ctx, sep(ctx), key);
+	*out = (int64_t)d;
+	return 0;
+}
+
+int jsonfile_bool(const cJSON *obj, const char *key, bool required,
+		  const char *ctx, bool *out)
+{
+	const cJSON *v = field(obj, key);
+
+	if (!v)
+		return required ? missing(ctx, key) : 0;
+	if (!cJSON_IsBool(v))
+		return err_set(ENG_EPARSE, "%s%s%s: expected true or false", ctx, sep(ctx), key);
+	*out = cJSON_IsTrue(v);
+	return 0;
+}
+
+int jsonfile_vec(const cJSON *obj, const char *key, size_t n, bool required,
+		 const char *ctx, double *out)
+{
+	const cJSON *v = field(obj, key), *it;
+	double tmp[16];
+	size_t i = 0;
+
+	if (!v)
+		return required ? missing(ctx, key) : 0;
+	if (n > ARRAY_SIZE(tmp) || !cJSON_IsArray(v) || (size_t)cJSON_GetArraySize(v) != n)
+		return err_set(ENG_EPARSE, "%s%s%s: expected an array of %zu numbers", ctx, sep(ctx), key, n);
+	cJSON_ArrayForEach(it, v) {
+		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+			return err_set(ENG_EPARSE, "%s%s%s[%zu]: expected a finite number", ctx,
+				       sep(ctx), key, i);
+		tmp[i++] = it->valuedouble;
+	}
+	memcpy(out, tmp, n * sizeof(*out));
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a whole JSON file with cJSON, and typed field getters whose
+ * errors name the file and the field ("objects.json: objects[3].name:
+ * expected a string").
+ *
+ * Errors go through err_set() and return a negative enum eng_err. Trees
+ * returned by jsonfile_read() belong to the caller (cJSON_Delete); strings
+ * returned by the getters point into the tree.
+ */
+#ifndef JSONFILE_H
+#define JSONFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* Largest JSON file read (bytes). */
+#define JSONFILE_MAX_BYTES (256u << 20)
+
+/*
+ * Reads and parses `path`. On success stores the tree in *out and returns
+ * 0. Returns ENG_ENOENT (no such file), ENG_EIO, ENG_ETOOBIG (larger than
+ * JSONFILE_MAX_BYTES), ENG_ENOMEM, or ENG_EPARSE with
+ * "path: parse error near line N"; *out is then untouched.
+ */
+int jsonfile_read(const char *path, cJSON **out);
+
+/*
+ * Field getters. `ctx` names the enclosing object in messages, e.g.
+ * "dir/objects.json: objects[3]"; the message then reads
+ * "<ctx>.<key>: ...". A ctx that ends with ':' (a bare file name, for
+ * top-level fields) gives "<ctx> <key>: ..." instead. A missing field (or JSON null) is an error with
+ * ENG_EPARSE when `required`, else leaves *out unchanged and returns 0.
+ * A present field of the wrong type is always ENG_EPARSE.
+ */
+int jsonfile_str(const cJSON *obj, const char *key, bool required,
+		 const char *ctx, const char **out);
+int jsonfile_num(const cJSON *obj, const char *key, bool required,
+		 const char *ctx, double *out);
+/* An integer that a double holds exactly (|v| < 2^53; ENG_ERANGE beyond). */
+int jsonfile_i64(const cJSON *obj, const char *key, bool required,
+		 const char *ctx, int64_t *out);
+int jsonfile_bool(const cJSON *obj, const char *key, bool required,
+		  const char *ctx, bool *out);
+/* An array of exactly n finite numbers. */
+int jsonfile_vec(const cJSON *obj, const char *key, size_t n, bool required,
+		 const char *ctx, double *out);
+
+#endif /* JSONFILE_H */
