@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The project store: one SQLite file (WAL mode) holding recordings, runs,
+ * generated QAs with their traces, reviews, dropped candidates and the LLM
+ * response cache (DESIGN.md section 6; the schema is in docs/store.md).
+ * This is the only module that talks to SQLite; no sqlite3 type leaves it.
+ *
+ * Conventions for every function below:
+ * - Return 0 on success or a negative enum eng_err. SQLite failures return
+ *   ENG_EDB with err_set("'<path>': <what>: <sqlite message>"); bad
+ *   arguments return ENG_EINVAL naming the field. Out-parameters are set
+ *   only on success.
+ * - Strings passed in are copied (bound to statements); the store never
+ *   keeps a caller's pointer after the call returns.
+ * - Objects handed out (cJSON trees, char * strings) belong to the caller:
+ *   cJSON_Delete() for cJSON, free() for strings.
+ * - Writes are atomic. Outside store_begin()/store_commit() each write
+ *   function runs in its own transaction; inside one, it joins the batch
+ *   (as a savepoint, so a failed call leaves the batch as it was before
+ *   that call).
+ * - Times written by the store (created_at, updated_at, added_at,
+ *   started_at, finished_at, decided_at) are ISO-8601 UTC text with
+ *   milliseconds, "2025-01-31T12:00:00.123Z". Times given to the store
+ *   through this API are int64 milliseconds since the Unix epoch.
+ * - Recording times (t_ns, clip bounds, frames) are int64 ns on the device
+ *   clock. In cJSON output they are numbers (doubles), exact up to 2^53 ns
+ *   (about 104 days of device time); store_qa_iter() gives exact int64s.
+ *
+ * Thread safety: a struct store belongs to one thread at a time. The
+ * intended use is one writer thread (the orchestrator collects the results
+ * of its --jobs sessions and writes them in batches). A thread that needs
+ * the store on its own (e.g. LLM cache look-ups from worker threads) opens
+ * its own handle on the same file: WAL lets readers run next to the
+ * writer, and the 5 s busy timeout makes a second writer wait for the
+ * first. Handles are opened with SQLITE_OPEN_FULLMUTEX, so a shared handle
+ * cannot corrupt SQLite's state, but its transactions and error messages
+ * would mix between threads.
+ */
+#ifndef STORE_H
+#define STORE_H
+
+#include <stdint.h>
+
+struct cJSON;
+
+/* The schema version this program writes (PRAGMA user_version). */
+#define STORE_SCHEMA_VERSION 1
+
+/* A store handle; opaque. */
+struct store;
+
+enum store_flags {
+	STORE_READONLY = (1 << 0) /* open an existing store read-only: never
+	                           * creates the file, never migrates */
+};
+
+/* ===================== Opening, closing, transactions ===================== */
+
+/*
+ * Opens (creating it unless STORE_READONLY) the store at path and brings
+ * its schema up to STORE_SCHEMA_VERSION by running the missing migrations,
+ * each in its own transaction. Sets WAL mode, foreign keys on,
+ * synchronous=NORMAL and a 5 s busy timeout. Reopening a current store
+ * changes nothing.
+ *
+ * Fails with ENG_ENOENT when STORE_READONLY is given and path does not
+ * exist; ENG_ERANGE when the file's schema version is newer than this
+ * program's (the message names the file and both versions), or, read-only,
+ * older than it; ENG_EDB when the file is not a SQLite database, is a
+ * SQLite database of another program, or cannot be opened or migrated;
+ * ENG_ENOMEM. On failure nothing is left open and *out is untouched.
+ */
+int store_open(const char *path, unsigned flags, struct store **out);
+
+/*
+ * Closes the store, discarding an uncommitted batch. store_close(NULL) is
+ * a no-op. This function can't fail.
+ */
+void store_close(struct store *st);
+
+/* The path the store was opened with. Valid until store_close(). */
+const char *store_path(const struct store *st);
+
+/*
+ * Batched transactions. store_begin() opens a write transaction (a read
+ * snapshot on a read-only handle); every write until store_commit() is
+ * part of it. A second store_begin() before commit or rollback is an error
+ * (ENG_EINVAL). store_commit() without a batch is ENG_EINVAL; if SQLite
+ * had to roll the batch back on its own (disk full, I/O error) commit
+ * returns ENG_EDB and nothing of the batch is kept. store_rollback()
+ * discards the batch; without one it does nothing and returns 0.
+ * All three return ENG_EDB when SQLite fails (e.g. busy past the timeout).
+ */
+int store_begin(struct store *st);
+int store_commit(struct store *st);
+int store_rollback(struct store *st);
+
+/*
+ * Runs PRAGMA integrity_check and hands its report to *result (free()):
+ * "ok" for a sound file, else one problem per line. Returns 0 whether or
+ * not the file is sound; ENG_EDB when the check cannot run; ENG_ENOMEM.
+ */
+int store_integrity_check(struct store *st, char **result);
+
+/* ========================= Recordings and runs ========================= */
+
+/* A recording as stored in the recordings table. */
+struct store_recording {
+	const char *id;           /* recording id (required) */
+	const char *layout;       /* "native", "adt", "aria-mps", "egoexo" (required) */
+	const char *root;         /* folder it was loaded from, or NULL */
+	int64_t t0_ns, t1_ns;     /* time span, device ns */
+	const char *summary_json; /* JSON object (recording summary), or NULL */
+};
+
+/*
+ * Inserts the recording, or updates layout, root, span and summary of an
+ * existing one with the same id (added_at is kept). Returns 0, ENG_EINVAL
+ * (missing id/layout, summary_json not JSON) or ENG_EDB.
+ */
+int store_recording_put(struct store *st, const struct store_recording *rec);
+
+/*
+ * The recording as a cJSON object {id, layout, root, t0_ns, t1_ns,
+ * summary (parsed), added_at}. Returns ENG_ENOTFOUND when there is none.
+ */
+int store_recording_get(struct store *st, const char *id, struct cJSON **out);
+
+/*
+ * Records the start of a generation run (status "running", started_at
+ * now) and gives its id (>= 1) in *run_id. Any string may be NULL;
+ * config_json, when given, must be JSON. Returns 0, ENG_EINVAL or ENG_EDB.
+ */
+int store_run_begin(struct store *st, const char *config_json,
+		    const char *brain, const char *model, int64_t seed,
+		    const char *engine_version, int64_t *run_id);
+
+/*
+ * Records the end of a run: finished_at now, status (e.g. "ok", "failed",
+ * "interrupted"; required) and counts_json (JSON or NULL). Returns 0,
+ * ENG_EINVAL, ENG_ENOTFOUND (no such run) or ENG_EDB.
+ */
+int store_run_finish(struct store *st, int64_t run_id, const char *status,
+		     const char *counts_json);
+
+/* ================================ QAs ================================ */
+
+/*
+ * One QA, mirroring the qa table (plus its trace). Fields marked "in" are
+ * read by store_qa_put(); fields marked "out" are ignored by it and filled
+ * by store_qa_iter(). JSON fields hold JSON text.
+ */
+struct store_qa {
+	const char *id;            /* in: 16 or more lowercase hex digits, stable */
+	int64_t run_id;            /* in: runs.id, or 0 for none */
+	const char *recording_id;  /* in: recordings.id (must exist) */
+	const char *category;      /* in: "intention", "exploration", ... */
+	const char *subtask;       /* in: "head_turn", "navigate", ... (no category) */
+	const char *metric;        /* in: "approx" or "relative" */
+	int64_t t_ns;              /* in: the current frame x_T, device ns */
+	int64_t clip_start_ns;     /* in: clip start, device ns */
+	int64_t clip_end_ns;       /* in: clip end, device ns */
+	const char *frames_json;   /* in: array of frame times (ns), or NULL */
+	const char *target;        /* in: target object id/name, or NULL */
+	const char *question;      /* in: question text (required) */
+	const char *options_json;  /* in: array of option strings (required) */
+	int answer_index;          /* in: 0-based key into options, -1 for none */
+	const char *answer_json;   /* in: structured answer, or NULL */
+	const char *gt_json;       /* in: tool-computed ground truth, or NULL */
+	const char *qc_json;       /* in: QC results ("z": answer-length z), or NULL */
+	const char *trace_json;    /* in: agent session, or NULL for no trace */
+	const char *status;        /* in: NULL/"pending", or "dropped"; out: status */
+	const char *drop_reason;   /* in: why it was dropped, or NULL */
+	const char *question_edited; /* out: reviewer's wording, or NULL */
+	const char *created_at;    /* out */
+	const char *updated_at;    /* out */
+};
+
+/* What store_qa_put() did, in *inserted. */
+enum store_put_result {
+	STORE_PUT_KEPT = 0,     /* the id existed and was left as it was */
+	STORE_PUT_NEW = 1,      /* a new row was inserted */
+	STORE_PUT_REPLACED = 2  /* a superseded row was replaced */
+};
+
+/*
+ * Stores a generated QA (and its trace when trace_json is set).
+ * - New id: the row is inserted with qa->status (pending unless "dropped")
+ *   and *inserted = STORE_PUT_NEW.
+ * - Existing id with status "superseded": the row is REPLACED in place:
+ *   every generated field (run, recording, category ... qc, status,
+ *   drop_reason) takes the new value, question_edited is cleared,
+ *   created_at is kept, updated_at is now, and the trace is replaced (or
+ *   removed when trace_json is NULL). Its reviews are kept.
+ *   *inserted = STORE_PUT_REPLACED.
+ * - Existing id with any other status (pending, dropped, approved,
+ *   rejected, edited): nothing changes; *inserted = STORE_PUT_KEPT. So the
+ *   same generation run twice adds nothing, and generation never modifies
+ *   a reviewed QA.
+ * inserted may be NULL. Returns 0; ENG_EINVAL naming the field (bad id,
+ * missing field, metric or status not allowed, category or subtask with
+ * '.', ',' or '/', JSON field not JSON, options_json not an array of 2 to
+ * 26 strings, answer_index out of range, clip start after clip end,
+ * recording_id or run_id not in the store); ENG_EDB.
+ */
+int store_qa_put(struct store *st, const struct store_qa *qa, int *inserted);
+
+/*
+ * Marks the unreviewed QAs (status pending or dropped) of a category, and
+ * of one recording when recording_id is not NULL, as "superseded", and
+ * deletes the drops rows of the same category (and recording): regenerate
+ * calls this before it stores the replacements, ideally in the same batch.
+ * Reviewed QAs (approved, rejected, edited) and all reviews are untouched.
+ * Gives the number of QAs marked in *n (may be NULL). Returns 0, ENG_EINVAL
+ * (category NULL) or ENG_EDB.
+ */
+int store_qa_supersede(struct store *st, const char *category,
+		       const char *recording_id, int64_t *n);
+
+/* Flags of store_qa_get(). */
+enum store_get_flags {
+	STORE_GET_REVIEWS = (1 << 0), /* add "reviews": [...] oldest first */
+	STORE_GET_TRACE = (1 << 1)    /* add "trace": the parsed trace or null */
+};
+
+/*
+ * The QA as a cJSON object: id, run_id, recording_id, category, subtask,
+ * metric, t_ns, clip_start_ns, clip_end_ns, frames, target, question,
+ * question_edited, options, answer_index, answer, gt, qc, status,
+ * drop_reason, created_at, updated_at, n_reviews (SQL NULL is JSON null;
+ * the *_json columns appear parsed under their names without "_json").
+ * With STORE_GET_REVIEWS, "reviews" is an array of {id, reviewer,
+ * decision, reason, blind_answer_index, edit_before, edit_after, note,
+ * started_at, decided_at, time_ms}; with STORE_GET_TRACE, "trace".
+ * Returns ENG_ENOTFOUND when there is no such QA.
+ */
+int store_qa_get(struct store *st, const char *id, unsigned flags,
+		 struct cJSON **out);
+
+/*
+ * Which QAs a reader sees. Zero-initialise and set what you need; NULL
+ * means "any". category, subtask, metric and status may be
+ * comma-separated lists ("approved,edited") that match any of their
+ * elements.
+ */
+struct store_filter {
+	const char *category;
+	const char *subtask;
+	const char *metric;
+	const char *status;
+	const char *recording_id;
+	const char *reviewer;     /* only QAs with a review by this reviewer */
+	const char *not_reviewer; /* only QAs with no review by this reviewer */
+	int64_t limit;            /* at most this many rows; 0 = no limit */
+	int64_t offset;           /* skip this many rows first */
+};
+
+/*
+ * One page of QAs matching filter (NULL = all), ordered by recording_id,
+ * t_ns, id: {"total": matches ignoring limit/offset, "offset", "limit",
+ * "items": [QA objects as store_qa_get() without reviews or trace]}.
+ * Returns 0, ENG_EINVAL (negative limit/offset) or ENG_EDB.
+ */
+int store_qa_list(struct store *st, const struct store_filter *filter,
+		  struct cJSON **out);
+
+/*
+ * The ids just before and after QA id in the order of store_qa_list()
+ * among the QAs matching filter (limit and offset ignored), in *prev and
+ * *next (free()), NULL at either end. The QA itself need not match the
+ * filter (a queue of pending items still moves on after the item was
+ * approved). Either pointer may be NULL when not wanted. Returns 0,
+ * ENG_ENOTFOUND (no QA id) or ENG_EDB.
+ */
+int store_qa_neighbours(struct store *st, const struct store_filter *filter,
+			const char *id, char **prev, char **next);
+
+/*
+ * Called by store_qa_iter() for each QA. The struct and its strings are
+ * valid only during the call. Return 0 to go on; anything else stops the
+ * iteration and store_qa_iter() returns that value. The callback may call
+ * store readers, but not writers.
+ */
+typedef int (*store_qa_cb)(const struct store_qa *qa, void *ctx);
+
+/*
+ * Streams the QAs matching filter in store_qa_list() order (honouring
+ * limit/offset) to cb, one row at a time without loading the set; the
+ * trace is included only when with_trace is nonzero. Exporters use
+ * question_edited when it is set. Returns 0, the callback's nonzero
+ * value, ENG_EINVAL or ENG_EDB.
+ */
+int store_qa_iter(struct store *st, const struct store_filter *filter,
+		  int with_trace, store_qa_cb cb, void *ctx);
+
+/* ============================== Drops ============================== */
+
+/* A candidate that failed QC or a check, counted by reason in stats. */
+struct store_drop {
+	int64_t run_id;           /* runs.id, or 0 */
+	const char *recording_id; /* required */
+	const char *category;     /* required */
+	const char *subtask;      /* required */
+	const char *metric;       /* required: "approx" or "relative" */
+	const char *reason;       /* required: short stable code, "ambiguous_margin" */
+	int64_t t_ns;             /* candidate's x_T, or 0 when none */
+	const char *target;       /* or NULL */
+};
+
+/*
+ * Counts a dropped candidate. The same candidate (recording, category,
+ * subtask, metric, reason, t_ns, target) is counted once however often it
+ * is put, so a rerun adds nothing. Returns 0, ENG_EINVAL or ENG_EDB.
+ */
+int store_drop_put(struct store *st, const struct store_drop *drop);
+
+/* ============================== Reviews ============================== */
+
+/* One reviewer action. */
+struct store_review {
+	const char *qa_id;        /* required */
+	const char *reviewer;     /* required, non-empty */
+	const char *decision;     /* "approve" | "reject" | "edit" | "flag" |
+	                           * "note" | "answer" */
+	const char *reason;       /* why (reject, flag), or NULL */
+	int blind_answer_index;   /* the reviewer's own answer given before
+	                           * seeing the key, 0-based; -1 when not blind */
+	const char *edit_before;  /* edit: wording replaced; NULL = current */
+	const char *edit_after;   /* edit: the new question wording (required) */
+	const char *note;         /* free text, or NULL */
+	int64_t started_ms;       /* Unix ms the item was shown, 0 = unknown */
+	int64_t decided_ms;       /* Unix ms of the decision, 0 = now */
+};
+
+/*
+ * Appends a review and, in the same transaction, updates the QA:
+ * approve -> status "approved", reject -> "rejected", edit -> "edited"
+ * with question_edited = edit_after; flag, note and answer leave the
+ * status as it is. A later decision overrides an earlier one's status;
+ * reviews are never deleted or changed. Approve, reject and edit are
+ * refused on a superseded QA (its content is stale).
+ * Gives the review's id in *review_id (may be NULL). Returns 0;
+ * ENG_ENOTFOUND (no such QA); ENG_EINVAL (unknown decision, no reviewer,
+ * edit without edit_after, answer without blind_answer_index, blind index
+ * out of the QA's options, superseded QA); ENG_EDB.
+ */
+int store_review_add(struct store *st, const struct store_review *rev,
+		     int64_t *review_id);
+
+/* ============================== Statistics ============================== */
+
+/*
+ * Counts and QC figures of the whole store, as a cJSON object:
+ * {
+ *   "schema_version": 1, "total": QAs, "by_status": {STATUS: n, ...},
+ *   "groups": {"CATEGORY.SUBTASK/METRIC": {"total": n, "pending": n,
+ *       "approved": n, "rejected": n, "edited": n, "superseded": n,
+ *       "dropped": n, "acceptance": x|null, "mean_z": x|null, "z_n": n,
+ *       "letters": [...], "drops": n}, ...},
+ *   "drops": {"total": n, "by_reason": {REASON: n, ...}},
+ *   "letters": [{"options": k, "n": n, "counts": {"A": n, ...},
+ *       "chi2": x, "df": k-1, "p": x}, ...],
+ *   "mean_z": x|null, "z_n": n,
+ *   "reviews": {"total": n, "acceptance": x|null,
+ *       "reviewers": {NAME: {"reviews": n, "items": n,
+ *           "median_time_ms": x|null}, ...},
+ *       "blind": {"n": n, "agree": n, "rate": x|null},
+ *       "kappa": [{"a": NAME, "b": NAME, "n": items, "agree": n,
+ *           "kappa": x|null}, ...],
+ *       "median_time_ms": x|null}
+ * }
+ * Every status appears in by_status and in each group, with 0 when none.
+ * "Live" QAs (pending, approved, edited) feed the letter balance and z:
+ * letters has one entry per option count k present, counting answer_index
+ * as letters A.., with the chi-square statistic against a uniform answer
+ * over k options and its p-value (store_chi2_sf). acceptance =
+ * (approved + edited) / (approved + edited + rejected). mean_z averages
+ * qc_json's numeric "z" where present. Kappa compares, for each pair of
+ * reviewers a < b, their last approve/reject/edit decision on each QA both
+ * decided, as accept (approve, edit) or reject. Review times are
+ * decided - started over reviews that have both.
+ * Returns 0, ENG_ENOMEM or ENG_EDB.
+ */
+int store_stats(struct store *st, struct cJSON **out);
+
+/*
+ * Chi-square survival function P(X >= x) for df degrees of freedom, via
+ * the regularized upper incomplete gamma function Q(df/2, x/2). Returns 1
+ * for x <= 0 and NAN for df <= 0 or a NAN argument. This function can't
+ * fail otherwise.
+ */
+double store_chi2_sf(double x, double df);
+
+/*
+ * Cohen's kappa of a k x k table of counts (row: rater a's category,
+ * column: rater b's; row-major), in *kappa. Returns 0; ENG_EINVAL when
+ * k < 1, a count is negative or the table is empty; ENG_ERANGE when kappa
+ * is undefined (chance agreement 1: both raters used one same category).
+ */
+int store_kappa(const int64_t *table, int k, double *kappa);
+
+/* ============================ LLM cache ============================ */
+
+/*
+ * The cached response for key (a request hash) in *response_json (free())
+ * and its HTTP status in *status (may be NULL). Returns 0, ENG_ENOTFOUND
+ * on a miss (without setting an error message), ENG_EDB or ENG_ENOMEM.
+ */
+int store_cache_get(struct store *st, const char *key, char **response_json,
+		    int *status);
+
+/*
+ * Stores (or replaces) the response for key, with the request it answers
+ * (JSON text or NULL), its HTTP status and how long it took. key and
+ * response_json are required. Returns 0, ENG_EINVAL or ENG_EDB.
+ */
+int store_cache_put(struct store *st, const char *key, const char *request_json,
+		    const char *response_json, int status, int64_t latency_ms);
+
+#endif /* STORE_H */
