@@ -14,6 +14,7 @@
 static const struct command commands[] = {
 	{ "synth", cmd_synth, "write a synthetic recording" },
 	{ "inspect", cmd_inspect, "describe a recording folder" },
+	{ "stats", cmd_stats, "counts and QC figures of a store" },
 	{ "astar", cmd_tool_astar, "run A* on Moving AI benchmark files" },
 };
 
