@@ -33,7 +33,7 @@ static double num(const cJSON *obj, const char *name)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	return cJSON_IsNumber(v) ? v->valuedouble : (double)NAN;
 }
 
 /* A number with `prec` decimals, or "-" for null, right-aligned in width. */

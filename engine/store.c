@@ -27,6 +27,9 @@
 #define STORE_ID_MIN 16
 #define STORE_ID_MAX 64
 
+/* "no value": becomes JSON null (NAN is a float constant). */
+#define NO_NUM ((double)NAN)
+
 /* ISO-8601 UTC with milliseconds: every time the store writes itself. */
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
@@ -1156,8 +1159,10 @@ int store_qa_get(struct store *st, const char *id, unsigned flags, cJSON **out)
 
 	if (!id)
 		return err_set(ENG_EINVAL, "'%s': store_qa_get: no id", st->path);
-	rc = db_prepare(st, "SELECT " QA_COLS ", (SELECT trace_json FROM traces t"
-			" WHERE t.qa_id = qa.id) FROM qa WHERE qa.id = :id", &s, "reading a qa");
+	rc = db_prepare(st, (flags & STORE_GET_TRACE)
+			? "SELECT " QA_COLS ", (SELECT trace_json FROM traces t"
+			  " WHERE t.qa_id = qa.id) FROM qa WHERE qa.id = :id"
+			: "SELECT " QA_COLS " FROM qa WHERE qa.id = :id", &s, "reading a qa");
 	if (rc)
 		goto out;
 	if (bind_text(s, ":id", id)) {
@@ -1225,14 +1230,21 @@ int store_qa_list(struct store *st, const struct store_filter *filter, cJSON **o
 	sqlite3_stmt *s = NULL;
 	cJSON *res = NULL, *items, *row = NULL;
 	int64_t total = 0;
-	int rc, step;
+	int rc, step, snapshot = 0;
 
 	rc = filter_check(st, filter);
 	if (rc)
 		return rc;
+	/* one read snapshot for the count and the page, unless a batch is open */
+	if (!st->in_tx) {
+		rc = db_exec(st, "BEGIN", "listing qas");
+		if (rc)
+			return rc;
+		snapshot = 1;
+	}
 	rc = count_matches(st, filter, &total);
 	if (rc)
-		return rc;
+		goto out;
 	res = cJSON_CreateObject();
 	if (!res || !cJSON_AddNumberToObject(res, "total", (double)total) ||
 	    !cJSON_AddNumberToObject(res, "offset", filter ? (double)filter->offset : 0) ||
@@ -1266,6 +1278,8 @@ int store_qa_list(struct store *st, const struct store_filter *filter, cJSON **o
 		rc = db_fail(st, "listing qas");
 out:
 	sqlite3_finalize(s);
+	if (snapshot)
+		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 	if (rc) {
 		cJSON_Delete(res);
 		return rc;
@@ -1670,7 +1684,7 @@ double store_chi2_sf(double x, double df)
 	double a = df / 2.0, hx = x / 2.0, q;
 
 	if (isnan(x) || isnan(df) || df <= 0)
-		return NAN;
+		return NO_NUM;
 	if (x <= 0)
 		return 1.0;
 	if (isinf(x))
@@ -1724,7 +1738,7 @@ static int cmp_double(const void *a, const void *b)
 static double median(double *v, size_t n)
 {
 	if (!n)
-		return NAN;
+		return NO_NUM;
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
@@ -1772,8 +1786,8 @@ static cJSON *group_get(cJSON *groups, const char *cat, const char *sub,
 	rc |= add_num(g, "total", 0);
 	for (i = 0; i < ARRAY_SIZE(qa_statuses); i++)
 		rc |= add_num(g, qa_statuses[i], 0);
-	rc |= add_num(g, "acceptance", NAN);
-	rc |= add_num(g, "mean_z", NAN);
+	rc |= add_num(g, "acceptance", NO_NUM);
+	rc |= add_num(g, "mean_z", NO_NUM);
 	rc |= add_num(g, "z_n", 0);
 	if (!rc && !cJSON_AddArrayToObject(g, "letters"))
 		rc = ENG_ENOMEM;
@@ -1870,7 +1884,7 @@ static int stats_counts(struct store *st, cJSON *res, cJSON *groups)
 			     cJSON_GetObjectItem(g, "edited")->valuedouble;
 		double rej = cJSON_GetObjectItem(g, "rejected")->valuedouble;
 
-		set_num(g, "acceptance", acc + rej > 0 ? acc / (acc + rej) : NAN);
+		set_num(g, "acceptance", acc + rej > 0 ? acc / (acc + rej) : NO_NUM);
 	}
 	if (add_num(res, "total", total))
 		rc = oom(st);
@@ -1882,7 +1896,6 @@ out:
 /* Answer-letter balance per group and per option count. */
 static int stats_letters(struct store *st, cJSON *res, cJSON *groups)
 {
-	static int64_t zero[STORE_MAX_OPTIONS];
 	sqlite3_stmt *s = NULL;
 	int64_t all[STORE_MAX_OPTIONS + 1][STORE_MAX_OPTIONS];
 	int64_t cur[STORE_MAX_OPTIONS];
@@ -1920,7 +1933,7 @@ static int stats_letters(struct store *st, cJSON *res, cJSON *groups)
 				rc = oom(st);
 				goto out;
 			}
-			memcpy(cur, zero, sizeof(cur));
+			memset(cur, 0, sizeof(cur));
 			cur_k = 0;
 		}
 		if (step != SQLITE_ROW)
@@ -1978,7 +1991,7 @@ static int stats_z(struct store *st, cJSON *res, cJSON *groups)
 			rc = oom(st);
 			goto out;
 		}
-		set_num(g, "mean_z", n > 0 ? sum / n : NAN);
+		set_num(g, "mean_z", n > 0 ? sum / n : NO_NUM);
 		set_num(g, "z_n", n);
 		sum_all += sum;
 		n_all += n;
@@ -1987,7 +2000,7 @@ static int stats_z(struct store *st, cJSON *res, cJSON *groups)
 		rc = db_fail(st, "averaging z");
 		goto out;
 	}
-	if (add_num(res, "mean_z", n_all > 0 ? sum_all / n_all : NAN) ||
+	if (add_num(res, "mean_z", n_all > 0 ? sum_all / n_all : NO_NUM) ||
 	    add_num(res, "z_n", n_all))
 		rc = oom(st);
 out:
@@ -2069,7 +2082,7 @@ static int stats_reviewers(struct store *st, cJSON *rv)
 		r = cJSON_AddObjectToObject(who, col_text(s, 0));
 		if (!r || add_num(r, "reviews", (double)sqlite3_column_int64(s, 1)) ||
 		    add_num(r, "items", (double)sqlite3_column_int64(s, 2)) ||
-		    add_num(r, "median_time_ms", NAN)) {
+		    add_num(r, "median_time_ms", NO_NUM)) {
 			rc = oom(st);
 			goto out;
 		}
@@ -2152,7 +2165,7 @@ static int stats_blind(struct store *st, cJSON *rv)
 	agree = (double)sqlite3_column_int64(s, 1);
 	b = cJSON_AddObjectToObject(rv, "blind");
 	if (!b || add_num(b, "n", n) || add_num(b, "agree", agree) ||
-	    add_num(b, "rate", n > 0 ? agree / n : NAN))
+	    add_num(b, "rate", n > 0 ? agree / n : NO_NUM))
 		rc = oom(st);
 out:
 	sqlite3_finalize(s);
@@ -2162,13 +2175,13 @@ out:
 static int kappa_add(cJSON *arr, const char *a, const char *b, const int64_t t[4])
 {
 	cJSON *e = cJSON_CreateObject();
-	double kappa = NAN;
+	double kappa = NO_NUM;
 	int rc = 0;
 
 	if (!e)
 		return ENG_ENOMEM;
 	if (store_kappa(t, 2, &kappa))
-		kappa = NAN;
+		kappa = NO_NUM;
 	err_clear();
 	if (!cJSON_AddStringToObject(e, "a", a) || !cJSON_AddStringToObject(e, "b", b))
 		rc = ENG_ENOMEM;
@@ -2254,7 +2267,7 @@ static int stats_reviews(struct store *st, cJSON *res)
 	      cJSON_GetObjectItemCaseSensitive(bs, "edited")->valuedouble;
 	rej = cJSON_GetObjectItemCaseSensitive(bs, "rejected")->valuedouble;
 	if (add_num(rv, "total", n) ||
-	    add_num(rv, "acceptance", acc + rej > 0 ? acc / (acc + rej) : NAN))
+	    add_num(rv, "acceptance", acc + rej > 0 ? acc / (acc + rej) : NO_NUM))
 		return oom(st);
 	rc = stats_reviewers(st, rv);
 	if (!rc)
