@@ -587,6 +587,8 @@ static void test_supersede_replace_keeps_reviews(void **state)
 				    50, 1);
 	struct store_qa other = qa_make("00000000000000e2", "exploration", "navigate",
 					"approx", 60, 1);
+	struct store_qa dropped = qa_make("00000000000000e3", "exploration", "navigate",
+					  "relative", 80, 0);
 	struct store_drop d = { 0, "rec1", "exploration", "navigate", "approx",
 				"no_path", 70, "sofa" };
 	cJSON *got = NULL, *revs;
@@ -599,12 +601,18 @@ static void test_supersede_replace_keeps_reviews(void **state)
 	other.recording_id = "rec2";
 	put_ok(f->st, &other, STORE_PUT_NEW);
 	assert_int_equal(store_drop_put(f->st, &d), 0);
+	dropped.status = "dropped";
+	dropped.drop_reason = "length_z";
+	put_ok(f->st, &dropped, STORE_PUT_NEW);
 	review(f->st, q.id, "alice", "note", -1);
 	review(f->st, q.id, "bob", "answer", 1);
 
-	/* only rec1's QAs of the category */
+	/* only rec1's unreviewed QAs of the category: the pending one and the dropped one */
 	assert_int_equal(store_qa_supersede(f->st, "exploration", "rec1", &n), 0);
-	assert_int_equal(n, 1);
+	assert_int_equal(n, 2);
+	assert_int_equal(store_qa_get(f->st, dropped.id, 0, &got), 0);
+	assert_string_equal(jstr(got, "status"), "superseded");
+	cJSON_Delete(got);
 	assert_int_equal(store_qa_get(f->st, other.id, 0, &got), 0);
 	assert_string_equal(jstr(got, "status"), "pending");
 	cJSON_Delete(got);
@@ -630,7 +638,7 @@ static void test_supersede_replace_keeps_reviews(void **state)
 	assert_string_equal(jstr(cJSON_GetArrayItem(revs, 1), "reviewer"), "bob");
 	NEAR(jnum(cJSON_GetArrayItem(revs, 1), "blind_answer_index"), 1, 0);
 	cJSON_Delete(got);
-	assert_int_equal(list_total(f->st, NULL), 2);
+	assert_int_equal(list_total(f->st, NULL), 3);
 
 	/* the drops of the superseded generation went with it */
 	assert_int_equal(store_stats(f->st, &got), 0);
