@@ -20,10 +20,14 @@
 
 /* ======================= Layout ======================= */
 
+#ifndef BVH_W
+#define BVH_W 8         /* children per node: 2 SSE groups of 4 */
+#endif
 #define BVH_LEAF_MAX 4  /* boxes per leaf = one SSE packet */
-#define BVH_BINS 16     /* SAH bins per axis */
+#define BVH_BINS 32     /* SAH bins per axis */
 #define BVH_MAX_DEPTH 40 /* deeper ranges are split by index halves */
-#define BVH_STACK 256   /* > 3 * (BVH_MAX_DEPTH + 31): 3 pushes a level */
+/* a level pushes at most BVH_W - 1; index halves add at most 31 levels */
+#define BVH_STACK ((BVH_W - 1) * (BVH_MAX_DEPTH + 32) + 4)
 
 /* Child references: >= 0 inner node, BVH_EMPTY, or a leaf packet. */
 #define BVH_EMPTY (-1)
@@ -31,14 +35,14 @@
 #define BVH_PACKET(ref) (-(ref) - 2)
 
 /*
- * Inner node: the bounds of its four children, SoA so that one SSE
- * register holds one plane of all four. An empty slot has lo = +inf and
- * hi = -inf, which every ray misses.
+ * Inner node: the bounds of its BVH_W children, SoA so that one SSE
+ * register holds one plane of four of them. An empty slot has lo = +inf
+ * and hi = -inf, which every ray misses.
  */
 struct bvh_node {
-	float b[6][4];      /* rows 0..2: lo x,y,z; rows 3..5: hi x,y,z */
-	int32_t child[4];   /* child references */
-	int32_t pad[4];     /* to 128 bytes */
+	float b[6][BVH_W];      /* rows 0..2: lo x,y,z; rows 3..5: hi */
+	int32_t child[BVH_W];   /* child references */
+	int32_t pad[BVH_W];     /* to 128 (W = 4) or 256 (W = 8) bytes */
 };
 
 /* Four boxes of one leaf, SoA, in the box frame form ray_obb uses. */
@@ -287,8 +291,8 @@ static int32_t make_leaf(struct bvh *b, size_t begin, size_t end,
 static int32_t build_range(struct bvh *b, size_t begin, size_t end, int depth,
 			   const struct obb *boxes)
 {
-	size_t rb[4], re[4];
-	float lo[4][3], hi[4][3];
+	size_t rb[BVH_W], re[BVH_W];
+	float lo[BVH_W][3], hi[BVH_W][3];
 	int nr = 1, j;
 	size_t ni;
 
@@ -297,7 +301,7 @@ static int32_t build_range(struct bvh *b, size_t begin, size_t end, int depth,
 	rb[0] = begin;
 	re[0] = end;
 	range_bounds(b, begin, end, lo[0], hi[0]);
-	while (nr < 4) {
+	while (nr < BVH_W) {
 		int pick = -1;
 		float best = -1;
 		size_t mid;
@@ -322,7 +326,7 @@ static int32_t build_range(struct bvh *b, size_t begin, size_t end, int depth,
 		nr++;
 	}
 	ni = b->nnodes++;
-	for (j = 0; j < 4; j++) {
+	for (j = 0; j < BVH_W; j++) {
 		struct bvh_node *nd = &b->nodes[ni];
 		int32_t ref = BVH_EMPTY;
 		int a;
@@ -467,7 +471,7 @@ static void ref_bounds(const struct bvh *b, int32_t ref, float lo[3],
 		}
 		return;
 	}
-	for (j = 0; j < 4; j++) {
+	for (j = 0; j < BVH_W; j++) {
 		const struct bvh_node *nd = &b->nodes[ref];
 		float clo[3], chi[3];
 
@@ -506,7 +510,7 @@ int bvh_refit(struct bvh *b, const struct obb *boxes)
 	for (i = b->nnodes; i-- > 0;) {
 		struct bvh_node *nd = &b->nodes[i];
 
-		for (j = 0; j < 4; j++) {
+		for (j = 0; j < BVH_W; j++) {
 			float lo[3], hi[3];
 
 			if (nd->child[j] == BVH_EMPTY)
@@ -529,12 +533,25 @@ int bvh_refit(struct bvh *b, const struct obb *boxes)
 
 /* ======================= Queries ======================= */
 
-
-/* Lowest set bit and bit count of a 4-bit mask. */
+/* Lowest set bit of a 4-bit mask. */
 static const signed char ctz4[16] = { -1, 0, 1, 0, 2, 0, 1, 0,
 				      3, 0, 1, 0, 2, 0, 1, 0 };
-static const signed char pop4[16] = { 0, 1, 1, 2, 1, 2, 2, 3,
-				      1, 2, 2, 3, 2, 3, 3, 4 };
+
+/* Lowest set bit of a non-zero child mask. */
+BVH_INLINE int lowbit(unsigned m)
+{
+#if defined(__GNUC__)
+	return __builtin_ctz(m);
+#else
+	int j = 0;
+
+	while (!(m & 1u)) {
+		m >>= 1;
+		j++;
+	}
+	return j;
+#endif
+}
 
 /*
  * Per-ray constants for the node test. The inverse direction is clamped
@@ -584,28 +601,37 @@ BVH_INLINE void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 	}
 }
 
-/* Slab test of the ray against the four children; bit j = child j hit. */
+/*
+ * Slab test of the ray against the children, four at a time; bit j of
+ * the result = child j hit, its entry distance in tn_out[j].
+ */
 BVH_INLINE int node_test(const struct bvh_node *nd, const struct ray_sse *s,
-		     __m128 tmax, float tn_out[4])
+			 __m128 tmax, float tn_out[BVH_W])
 {
-	__m128 tnx = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->nr[0]]),
-					   s->o[0]), s->inv[0]);
-	__m128 tny = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->nr[1]]),
-					   s->o[1]), s->inv[1]);
-	__m128 tnz = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->nr[2]]),
-					   s->o[2]), s->inv[2]);
-	__m128 tfx = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->fr[0]]),
-					   s->o[0]), s->inv[0]);
-	__m128 tfy = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->fr[1]]),
-					   s->o[1]), s->inv[1]);
-	__m128 tfz = _mm_mul_ps(_mm_sub_ps(_mm_load_ps(nd->b[s->fr[2]]),
-					   s->o[2]), s->inv[2]);
-	__m128 tn = _mm_max_ps(_mm_max_ps(tnx, tny),
-			       _mm_max_ps(tnz, _mm_setzero_ps()));
-	__m128 tf = _mm_min_ps(_mm_min_ps(tfx, tfy), _mm_min_ps(tfz, tmax));
+	int g, mask = 0;
 
-	_mm_storeu_ps(tn_out, tn);
-	return _mm_movemask_ps(_mm_cmple_ps(tn, tf));
+	for (g = 0; g < BVH_W; g += 4) {
+		__m128 tnx = _mm_mul_ps(_mm_sub_ps(
+			_mm_load_ps(&nd->b[s->nr[0]][g]), s->o[0]), s->inv[0]);
+		__m128 tny = _mm_mul_ps(_mm_sub_ps(
+			_mm_load_ps(&nd->b[s->nr[1]][g]), s->o[1]), s->inv[1]);
+		__m128 tnz = _mm_mul_ps(_mm_sub_ps(
+			_mm_load_ps(&nd->b[s->nr[2]][g]), s->o[2]), s->inv[2]);
+		__m128 tfx = _mm_mul_ps(_mm_sub_ps(
+			_mm_load_ps(&nd->b[s->fr[0]][g]), s->o[0]), s->inv[0]);
+		__m128 tfy = _mm_mul_ps(_mm_sub_ps(
+			_mm_load_ps(&nd->b[s->fr[1]][g]), s->o[1]), s->inv[1]);
+		__m128 tfz = _mm_mul_ps(_mm_sub_ps(
+			_mm_load_ps(&nd->b[s->fr[2]][g]), s->o[2]), s->inv[2]);
+		__m128 tn = _mm_max_ps(_mm_max_ps(tnx, tny),
+				       _mm_max_ps(tnz, _mm_setzero_ps()));
+		__m128 tf = _mm_min_ps(_mm_min_ps(tfx, tfy),
+				       _mm_min_ps(tfz, tmax));
+
+		_mm_storeu_ps(&tn_out[g], tn);
+		mask |= _mm_movemask_ps(_mm_cmple_ps(tn, tf)) << g;
+	}
+	return mask;
 }
 
 /*
@@ -646,11 +672,13 @@ BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
 		__m128 inv = _mm_div_ps(_mm_set1_ps(1.0f), d);
 		__m128 ta = _mm_mul_ps(_mm_sub_ps(nh, o), inv);
 		__m128 tb = _mm_mul_ps(_mm_sub_ps(h, o), inv);
-		__m128 swap = _mm_cmpgt_ps(ta, tb);
-		__m128 lo = _mm_or_ps(_mm_and_ps(swap, tb),
-				      _mm_andnot_ps(swap, ta));
-		__m128 hi = _mm_or_ps(_mm_and_ps(swap, ta),
-				      _mm_andnot_ps(swap, tb));
+		/*
+		 * ray_obb: if (a > b) swap. minps/maxps return their second
+		 * operand unless the first is strictly smaller/greater, so
+		 * these give exactly that, for equal values and NaN too.
+		 */
+		__m128 lo = _mm_min_ps(tb, ta);
+		__m128 hi = _mm_max_ps(ta, tb);
 
 		/*
 		 * A parallel axis needs the origin inside the slab and must
@@ -687,11 +715,11 @@ BVH_INLINE void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 }
 
 BVH_INLINE int node_test(const struct bvh_node *nd, const struct ray_sse *s,
-		     float tmax, float tn_out[4])
+			 float tmax, float tn_out[BVH_W])
 {
 	int j, a, mask = 0;
 
-	for (j = 0; j < 4; j++) {
+	for (j = 0; j < BVH_W; j++) {
 		float tn = 0, tf = tmax;
 
 		for (a = 0; a < 3; a++) {
@@ -739,25 +767,17 @@ BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
 #define TMAX_ARG(x) (x)
 #endif
 
-/* Sort key of a child: entry distance (>= 0, so its bits order like the
- * float) above the slot number; a missed child sorts last. */
-static uint64_t child_key(float tn, int j, int mask)
+/*
+ * Sort key of a hit child: its entry distance (>= 0, so the bits order
+ * like the float) above its slot number.
+ */
+BVH_INLINE uint64_t child_key(float tn, int j)
 {
 	uint32_t bits;
 
-	if (!(mask & (1 << j)))
-		return UINT64_MAX;
 	memcpy(&bits, &tn, sizeof(bits));
 	return ((uint64_t)bits << 32) | (uint64_t)j;
 }
-
-#define BVH_CSWAP(a, b)                                 \
-	do {                                            \
-		uint64_t lo_ = a < b ? a : b;           \
-		uint64_t hi_ = a < b ? b : a;           \
-		a = lo_;                                \
-		b = hi_;                                \
-	} while (0)
 
 bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 	      struct bvh_hit *hit)
@@ -778,39 +798,35 @@ bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 	for (;;) {
 		while (ref >= 0) {
 			const struct bvh_node *nd = &b->nodes[ref];
-			float tn[4];
-			uint64_t k0, k1, k2, k3;
+			float tn[BVH_W];
+			uint64_t key[BVH_W];
 			int mask = node_test(nd, &s, TMAX_ARG(best_t), tn);
-			int c;
+			int c = 0, i;
 
 			if (!mask)
 				goto pop;
 			if (!(mask & (mask - 1))) {
-				ref = nd->child[ctz4[mask]];
+				ref = nd->child[lowbit((unsigned)mask)];
 				continue;
 			}
-			/* two or more children: nearest first, the rest pushed */
-			k0 = child_key(tn[0], 0, mask);
-			k1 = child_key(tn[1], 1, mask);
-			k2 = child_key(tn[2], 2, mask);
-			k3 = child_key(tn[3], 3, mask);
-			BVH_CSWAP(k0, k1);
-			BVH_CSWAP(k2, k3);
-			BVH_CSWAP(k0, k2);
-			BVH_CSWAP(k1, k3);
-			BVH_CSWAP(k1, k2);
-			c = pop4[mask];
-			if (c == 4) {
-				stack[sp] = nd->child[k3 & 3];
-				stack_t[sp++] = tn[k3 & 3];
+			/* two or more: sort by entry, go to the nearest */
+			while (mask) {
+				int j = lowbit((unsigned)mask);
+				uint64_t k = child_key(tn[j], j);
+
+				mask &= mask - 1;
+				for (i = c; i > 0 && key[i - 1] > k; i--)
+					key[i] = key[i - 1];
+				key[i] = k;
+				c++;
 			}
-			if (c >= 3) {
-				stack[sp] = nd->child[k2 & 3];
-				stack_t[sp++] = tn[k2 & 3];
+			for (i = c - 1; i > 0; i--) {
+				int j = (int)(key[i] & (BVH_W - 1));
+
+				stack[sp] = nd->child[j];
+				stack_t[sp++] = tn[j];
 			}
-			stack[sp] = nd->child[k1 & 3];
-			stack_t[sp++] = tn[k1 & 3];
-			ref = nd->child[k0 & 3];
+			ref = nd->child[key[0] & (BVH_W - 1)];
 		}
 		if (ref != BVH_EMPTY) {
 			const struct bvh_packet *pk =
@@ -864,13 +880,13 @@ bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
 	for (;;) {
 		if (ref >= 0) {
 			const struct bvh_node *nd = &b->nodes[ref];
-			float tn[4];
+			float tn[BVH_W];
 			int mask = node_test(nd, &s, TMAX_ARG(tmax), tn);
-			int j;
 
-			for (j = 3; j >= 0; j--)
-				if (mask & (1 << j))
-					stack[sp++] = nd->child[j];
+			while (mask) {
+				stack[sp++] = nd->child[lowbit((unsigned)mask)];
+				mask &= mask - 1;
+			}
 		} else if (ref != BVH_EMPTY) {
 			const struct bvh_packet *pk =
 				&b->packets[BVH_PACKET(ref)];
