@@ -22,6 +22,45 @@ static bool file_exists(const char *dir, const char *name)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool recording__is_file(const char *dir, const char *name)
+{
+	return file_exists(dir, name);
+}
+
+char *recording__path(const char *dir, const char *name)
+{
+	struct buf b;
+
+	buf_init(&b, 1 << 16);
+	if (buf_addf(&b, "%s/%s", dir, name)) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b);
+}
+
+int recording__reserve(void *parr, size_t *cap, size_t n, size_t size)
+{
+	void *arr, *p;
+	size_t ncap;
+
+	if (n <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < n) {
+		if (ncap > SIZE_MAX / 2 / size)
+			return ENG_ENOMEM;
+		ncap *= 2;
+	}
+	memcpy(&arr, parr, sizeof(arr));
+	p = realloc(arr, ncap * size);
+	if (!p)
+		return ENG_ENOMEM;
+	memcpy(parr, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
+
 const char *recording_layout_name(enum rec_layout l)
 {
 	switch (l) {
@@ -52,6 +91,10 @@ enum rec_layout recording_detect(const char *path)
 		return REC_LAYOUT_ADT;
 	if (file_exists(path, "take.json") || file_exists(path, "takes.json") ||
 	    file_exists(path, "keystep.json"))
+		return REC_LAYOUT_EGOEXO;
+	/* an Ego-Exo4D download: <root>/takes/<take_name>/ with <root>/takes.json */
+	if (file_exists(path, "trajectory/closed_loop_trajectory.csv") &&
+	    (file_exists(path, "../../takes.json") || file_exists(path, "../takes.json")))
 		return REC_LAYOUT_EGOEXO;
 	if (file_exists(path, "slam/closed_loop_trajectory.csv") ||
 	    file_exists(path, "trajectory/closed_loop_trajectory.csv") ||
@@ -88,6 +131,8 @@ void recording_free(struct recording *rec)
 	free(rec->actions);
 	free(rec->video.path);
 	free(rec->warnings);
+	for (i = 0; i < ARRAY_SIZE(rec->info_own); i++)
+		free(rec->info_own[i]);
 	free(rec);
 }
 
@@ -99,9 +144,11 @@ int recording_load(const char *path, enum rec_layout layout,
 
 	err_clear();
 	if (layout == REC_LAYOUT_AUTO) {
+		struct stat st;
+
 		layout = recording_detect(path);
 		if (layout == REC_LAYOUT_AUTO)
-			return ENG_EINVAL;
+			return stat(path, &st) ? ENG_ENOENT : ENG_EINVAL;
 	}
 	rec = calloc(1, sizeof(*rec));
 	if (!rec)
@@ -164,7 +211,8 @@ void recording_object_pose_at(const struct recording *rec, size_t i,
 {
 	const struct rec_object *o = &rec->objects[i];
 
-	if (o->motion == REC_STATIC || !o->pose_count) {
+	if (o->motion == REC_STATIC || !o->pose_count ||
+	    t < rec->obj_poses[o->pose_first].t_ns) {
 		*out = o->static_pose;
 		return;
 	}
@@ -274,7 +322,8 @@ int recording__finish(struct recording *rec)
 		if (rec->gaze[i].t_ns < rec->gaze[i - 1].t_ns)
 			return err_set(ENG_EINVAL, "%s: gaze timestamps out of order at sample %zu",
 				       rec->root, i);
-	qsort(rec->actions, rec->nactions, sizeof(*rec->actions), cmp_action);
+	if (rec->nactions > 1)
+		qsort(rec->actions, rec->nactions, sizeof(*rec->actions), cmp_action);
 
 	stream_info(&rec->info_traj, rec->ntraj, rec->traj[0].t_ns,
 		    rec->traj[rec->ntraj - 1].t_ns);
@@ -290,6 +339,21 @@ int recording__finish(struct recording *rec)
 				b = rec->obj_poses[i].t_ns;
 		}
 		stream_info(&rec->info_objects, rec->nobj_poses, a, b);
+		/* the mean rate per dynamic object, not over all samples at once */
+		{
+			double steps = 0, span = 0;
+
+			for (i = 0; i < rec->nobjects; i++) {
+				const struct rec_object *o = &rec->objects[i];
+
+				if (o->motion != REC_DYNAMIC || o->pose_count < 2)
+					continue;
+				steps += (double)(o->pose_count - 1);
+				span += (double)(rec->obj_poses[o->pose_first + o->pose_count - 1].t_ns -
+						 rec->obj_poses[o->pose_first].t_ns);
+			}
+			rec->info_objects.rate_hz = span > 0 ? steps * 1e9 / span : 0;
+		}
 	}
 	stream_info(&rec->info_actions, rec->nactions,
 		    rec->nactions ? rec->actions[0].start_ns : 0,

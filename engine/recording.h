@@ -37,11 +37,13 @@ enum rec_motion { REC_STATIC = 0, REC_DYNAMIC = 1 };
 struct rec_object {
 	char *id;        /* stable id (ADT: the decimal uint64 object_uid) */
 	char *name;      /* instance name, e.g. "Mug_2" or "mug" */
-	char *category;  /* category, e.g. "mug" */
+	char *category;  /* category, e.g. "mug" ("" when the source has none) */
 	vec3 local_c;    /* box centre in the object frame, m */
 	vec3 half;       /* box half-extents in the object frame, m */
 	enum rec_motion motion;
-	struct pose static_pose; /* T_world_object when static (or first pose) */
+	struct pose static_pose; /* T_world_object when static; dynamic: the
+				  * resting pose before the first sample (the
+				  * first sample when the source gives none) */
 	size_t pose_first; /* dynamic: index of the first sample in rec->obj_poses */
 	size_t pose_count; /* dynamic: number of samples (0 for static) */
 };
@@ -62,7 +64,14 @@ struct rec_action {
 
 enum rec_cam_model { REC_CAM_PINHOLE = 0, REC_CAM_FISHEYE = 1 };
 
-/* Camera intrinsics used by the visibility test. */
+/*
+ * Camera intrinsics used by the visibility test. Defaults when the source
+ * has none: native recordings get a pinhole 640x480 with a 90 deg
+ * horizontal field of view (fx = fy = 320, cx = 320, cy = 240); Aria
+ * sources (ADT, MPS, Ego-Exo4D) get the Aria RGB camera as a fisheye of
+ * 110 deg over 1408x1408, with equidistant-model focal fx = fy =
+ * (width / 2) / (fov / 2 in rad) and the centre at (704, 704).
+ */
 struct rec_camera {
 	enum rec_cam_model model;
 	int width, height;   /* image size, pixels */
@@ -73,16 +82,21 @@ struct rec_camera {
 /* Optional video of the recording. */
 struct rec_video {
 	char *path;       /* relative to the recording folder (NULL when none) */
-	int64_t t0_ns;    /* device time of the first frame */
-	double fps;
+	int64_t t0_ns;    /* device time of the first frame (default: recording start) */
+	double fps;       /* 0 when the source does not say */
 };
 
-/* Per-stream statistics computed at load time, for `proxima inspect`. */
+/*
+ * Per-stream statistics computed at load time, for `proxima inspect`.
+ * For object poses, count is the number of dynamic samples of all objects
+ * and rate_hz the mean rate per dynamic object (samples - 1 over the
+ * sampled span, summed over objects).
+ */
 struct rec_stream_info {
 	size_t count;
 	int64_t t_first, t_last;
 	double rate_hz;   /* (count - 1) / span, 0 when count < 2 */
-	const char *file; /* source file name (static or owned by rec) */
+	const char *file; /* source file name (static, or owned by rec) */
 };
 
 struct recording {
@@ -107,6 +121,9 @@ struct recording {
 	float floor_z;        /* floor height: lowest box bottom, else camera - 1.6 */
 	struct rec_stream_info info_traj, info_gaze, info_objects, info_actions;
 	char *warnings;       /* newline-separated load warnings, or NULL */
+	const char *gaze_schema; /* Aria eye-gaze schema read ("v1", "v2",
+				  * "gen1-vergence", "gen2"), or NULL */
+	char *info_own[4];    /* loader-allocated names behind info_*.file */
 };
 
 /* Loader selection. */
@@ -150,7 +167,11 @@ int64_t recording_t1(const struct recording *rec);
 int recording_camera_at(const struct recording *rec, int64_t t,
 			struct pose *out);
 
-/* T_world_object of object i at t (clamped to its sampled span). Can't fail. */
+/*
+ * T_world_object of object i at t. A dynamic object is interpolated
+ * between its samples, rests at static_pose before the first one and at
+ * the last one after it. Can't fail.
+ */
 void recording_object_pose_at(const struct recording *rec, size_t i,
 			      int64_t t, struct pose *out);
 
@@ -173,10 +194,126 @@ int recording__finish(struct recording *rec);
 int recording__warn(struct recording *rec, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Loaders, one per layout (recording_native.c, recording_adt.c, ...). */
+/*
+ * ======================= Loader internals =======================
+ * The rest of this header is shared by the loader files of this module
+ * (recording_*.c) and by its tests; tools do not call it.
+ */
+
+/*
+ * Loaders, one per layout (recording_native.c, recording_adt.c,
+ * recording_mps.c, recording_egoexo.c). Each fills rec (already holding
+ * root and layout) and returns 0, or a negative enum eng_err with
+ * err_msg() naming the file and line or field; recording_load() then
+ * frees rec.
+ */
 int recording__load_native(const char *path, struct recording *rec);
 int recording__load_adt(const char *path, struct recording *rec);
 int recording__load_mps(const char *path, struct recording *rec);
 int recording__load_egoexo(const char *path, struct recording *rec);
+
+/*
+ * Makes room for n elements of `size` bytes in the array *(T **)parr of
+ * capacity *cap (grows geometrically). Returns 0 or ENG_ENOMEM (the array
+ * is then unchanged).
+ */
+int recording__reserve(void *parr, size_t *cap, size_t n, size_t size);
+
+/* "dir/name" into a new string, or NULL when out of memory. */
+char *recording__path(const char *dir, const char *name);
+
+/* True when dir/name is a regular file. */
+bool recording__is_file(const char *dir, const char *name);
+
+/*
+ * Reads a native objects file (schema $defs/objects_file) into
+ * rec->objects; `path` names it in messages. Returns 0 or an error.
+ */
+int recording__read_objects(const char *path, struct recording *rec);
+
+/*
+ * Reads a native object_poses.csv into rec->obj_poses, grouped per object
+ * and sorted by time, and sets each dynamic object's pose_first and
+ * pose_count. Objects must already be loaded. Returns 0 or an error
+ * (unknown object id, static object with samples, duplicate time, ...).
+ */
+int recording__read_object_poses(const char *path, struct recording *rec);
+
+/*
+ * Largest time difference (ns) over which a gaze sample is joined to the
+ * nearest end of the trajectory when it lies just outside it (ADT writes
+ * gaze 3 us before the matching pose). Farther samples are skipped.
+ */
+#define RECORDING_JOIN_TOL_NS 5000000
+
+/* One Aria eye-gaze sample in CPF (formats.md section 1.4). */
+struct rec_cpf_gaze {
+	int64_t t_ns;   /* tracking_timestamp_us * 1000 */
+	double yaw;     /* combined yaw, rad (+ = wearer's left) */
+	double pitch;   /* pitch, rad (+ = up) */
+	double depth_m; /* 0 = unknown */
+};
+
+/*
+ * Reads an Aria eye-gaze CSV of any of the four schemas (legacy v1,
+ * legacy v2, Gen1 vergence, Gen2), detected by header. Vergence files get
+ * the combined yaw atan((tan left + tan right) / 2), which is the IPD
+ * formula's atan(X / Z); Gen2 files get the depth triangulated from the
+ * two per-eye rays (0 when rejected). Stores a new array in *out (caller
+ * frees), its length in *n and the schema name in *schema. Rows must be
+ * in time order. Returns 0 or an error naming file and line.
+ */
+int recording__aria_read_gaze(const char *path, struct rec_cpf_gaze **out,
+			      size_t *n, const char **schema);
+
+/*
+ * Reads an Aria closed-loop trajectory CSV (MPS closed_loop_trajectory.csv
+ * or ADT aria_trajectory.csv; columns by name, quaternion qx..qw) into a
+ * new array of T_world_device samples in a +Z-up world: when the gravity
+ * columns say the world is Y-up (gravity_y ~ -9.81) every pose is
+ * left-multiplied by R_x(+90 deg), p_zup = (x, -z, y), and *rotated is set.
+ * Without gravity columns the world is taken as Y-up when `default_yup`.
+ * Returns 0 or an error naming file and line.
+ */
+int recording__aria_read_trajectory(const char *path, bool default_yup,
+				    struct pose_sample **out, size_t *n,
+				    bool *rotated);
+
+/* R_x(+90 deg): the Y-up to Z-up rotation as a pose. */
+void recording__yup_to_zup(struct pose *out);
+
+/*
+ * T_device_CPF for an Aria folder: the Gen1 DVT-S CAD value (formats.md
+ * section 1.5) unless dir/proxima.json gives {"T_device_CPF": {"t": [x,y,z],
+ * "q": [x,y,z,w]}} or {"device_subtype": "DVT-S" | "EVT-S" | "DVT-L" |
+ * "EVT-L" | "DVT-MARIA"}. Returns 0 or an error naming the field.
+ */
+int recording__aria_device_cpf(const char *dir, struct pose *out);
+
+/*
+ * Builds rec->traj (T_world_camera = T_world_device * T_device_CPF *
+ * R_z(180 deg)) from `dev`, and rec->gaze from the CPF samples `g`: origin
+ * T_world_device * t_device_CPF, direction R_world_CPF * normalize(tan
+ * yaw, tan pitch, 1), the device pose interpolated at the sample time.
+ * Samples outside the trajectory (beyond RECORDING_JOIN_TOL_NS) are
+ * skipped, counted in a warning; rec->gaze_rows is set to ng. Also sets
+ * the default Aria camera. Does not take ownership of dev or g.
+ */
+int recording__aria_build(struct recording *rec, const struct pose_sample *dev,
+			  size_t ndev, const struct rec_cpf_gaze *g, size_t ng,
+			  const struct pose *T_device_cpf);
+
+/*
+ * The Aria part of the ADT, MPS and Ego-Exo4D loaders: reads the first
+ * existing trajectory file of traj_files[] (relative to path; none is an
+ * ENG_ENOENT error naming the first) and the first existing gaze file of
+ * gaze_files[] (none: a warning), T_device_CPF from proxima.json, then
+ * calls recording__aria_build(). Sets info_traj.file, info_gaze.file,
+ * gaze_schema, and *rotated as recording__aria_read_trajectory() does.
+ */
+int recording__aria_load_dir(const char *path, struct recording *rec, bool default_yup,
+			     const char *const *traj_files, size_t ntraj_files,
+			     const char *const *gaze_files, size_t ngaze_files,
+			     bool *rotated);
 
 #endif /* RECORDING_H */
