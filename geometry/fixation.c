@@ -86,7 +86,7 @@ static void sum_origins(const struct fixation_input *in, struct cand *c)
 			((const char *)in->o + j * in->o_stride);
 
 		for (k = 0; k < 3; k++)
-			c->so[k] += o[k];
+			c->so[k] += (double)o[k];
 	}
 }
 
@@ -253,9 +253,9 @@ int fixation_detect(const struct fixation_input *in,
 				in_run = true;
 			}
 			run.count++;
-			run.sd[0] += x;
-			run.sd[1] += y;
-			run.sd[2] += z;
+			run.sd[0] += (double)x;
+			run.sd[1] += (double)y;
+			run.sd[2] += (double)z;
 		} else if (in_run) {
 			run.b = i - 1;
 			in_run = false;

@@ -11,6 +11,7 @@
  * (M = rays whose 2-thread answer differs from the 1-thread one).
  * Build: cc -O2 embree_rays.c -lembree3 -lpthread
  */
+#define _POSIX_C_SOURCE 200809L
 #include <embree3/rtcore.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -38,7 +39,7 @@ static double now_s(void)
 
 static void *trace(void *arg)
 {
-	struct job *j = arg;
+	struct job *j = (struct job *)arg;
 	struct RTCIntersectContext ctx;
 	size_t i;
 
@@ -129,12 +130,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "error: cannot read '%s'\n", argv[1]);
 		goto out;
 	}
-	corners = malloc((size_t)nbox * 24 * sizeof(float) + 1);
-	rays = malloc((size_t)nrays * 6 * sizeof(float) + 1);
-	b1 = malloc((size_t)nrays * sizeof(*b1) + 1);
-	b2 = malloc((size_t)nrays * sizeof(*b2) + 1);
-	t1 = malloc((size_t)nrays * sizeof(*t1) + 1);
-	t2 = malloc((size_t)nrays * sizeof(*t2) + 1);
+	corners = (float *)malloc((size_t)nbox * 24 * sizeof(float) + 1);
+	rays = (float *)malloc((size_t)nrays * 6 * sizeof(float) + 1);
+	b1 = (int32_t *)malloc((size_t)nrays * sizeof(*b1) + 1);
+	b2 = (int32_t *)malloc((size_t)nrays * sizeof(*b2) + 1);
+	t1 = (float *)malloc((size_t)nrays * sizeof(*t1) + 1);
+	t2 = (float *)malloc((size_t)nrays * sizeof(*t2) + 1);
 	if (!corners || !rays || !b1 || !b2 || !t1 || !t2 ||
 	    fread(corners, sizeof(float), (size_t)nbox * 24, f) !=
 		    (size_t)nbox * 24 ||
@@ -157,14 +158,12 @@ int main(int argc, char **argv)
 	rtcSetSceneBuildQuality(scene, RTC_BUILD_QUALITY_HIGH);
 	{
 		RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_TRIANGLE);
-		float *v = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0,
-						   RTC_FORMAT_FLOAT3,
-						   3 * sizeof(float),
-						   (size_t)nbox * 8);
-		unsigned *ix = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX,
-						       0, RTC_FORMAT_UINT3,
-						       3 * sizeof(unsigned),
-						       (size_t)nbox * 12);
+		float *v = (float *)rtcSetNewGeometryBuffer(
+			g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
+			3 * sizeof(float), (size_t)nbox * 8);
+		unsigned *ix = (unsigned *)rtcSetNewGeometryBuffer(
+			g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+			3 * sizeof(unsigned), (size_t)nbox * 12);
 
 		if (!v || !ix) {
 			fprintf(stderr, "error: embree buffers\n");
