@@ -361,7 +361,7 @@ int recording__finish(struct recording *rec)
 
 	for (i = 0; i < rec->nobjects; i++) {
 		struct obb b;
-		vec3 blo, bhi;
+		vec3 blo = { 0, 0, 0 }, bhi = { 0, 0, 0 }; /* out parameters */
 
 		recording_object_box_at(rec, i, recording_t0(rec), &b);
 		obb_aabb(&b, blo, bhi);
