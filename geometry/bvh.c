@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
+/* BVH_NO_SIMD forces the portable scalar path (used to test it on x86). */
+#if defined(__SSE2__) && !defined(BVH_NO_SIMD)
 #include <emmintrin.h>
 #define BVH_SSE 1
 #else
