@@ -614,6 +614,69 @@ static void test_aria_bad_rows(void **state)
 	recording_free(rec);
 }
 
+/* ADT rows the real sample does not exercise. */
+static void test_adt_edge_rows(void **state)
+{
+	static const char so_hdr[] =
+		"object_uid,timestamp[ns],t_wo_x[m],t_wo_y[m],t_wo_z[m],q_wo_w,q_wo_x,q_wo_y,q_wo_z\n";
+	const char *links[6] = { "aria_trajectory.csv", DATA "adt/aria_trajectory.csv",
+				 "instances.json", DATA "adt/instances.json",
+				 "3d_bounding_box.csv", DATA "adt/3d_bounding_box.csv" };
+	char text[1024];
+	struct recording *rec;
+	const char *dir;
+
+	(void)state;
+	dir = make_dir("adt-edge", links, 6);
+	/* 123 has no box: an environment object, skipped (and counted in a warning) */
+	snprintf(text, sizeof(text), "%s123,-1,0,0,0,1,0,0,0\n"
+		 "5691266090916432,-1,1,2,3,2,0,0,0\n", so_hdr);
+	write_file(dir, "scene_objects.csv", text);
+	rec = load(dir);
+	/* only Hook_4 has a pose now: the other 348 boxes are skipped */
+	assert_int_equal(rec->nobjects, 1);
+	assert_non_null(strstr(rec->warnings, "1 rows of objects without a 3D box skipped"));
+	assert_non_null(strstr(rec->warnings, "348 boxes without a pose skipped"));
+	/* q (w=2) normalised to identity; t (1, 2, 3) -> (1, -3, 2) */
+	NEAR(rec->objects[0].static_pose.t[1], -3, 1e-6);
+	NEAR(rec->objects[0].static_pose.q[3], M_SQRT1_2, 1e-6);
+	recording_free(rec);
+
+	snprintf(text, sizeof(text), "%s5691266090916432,-1,0,0,0,1,0,0,0\n"
+		 "5691266090916432,87551170910700,0,0,0,1,0,0,0\n", so_hdr);
+	write_file(dir, "scene_objects.csv", text);
+	assert_int_equal(recording_load(dir, REC_LAYOUT_AUTO, &rec), ENG_EINVAL);
+	msg_has("scene_objects.csv:3: object_uid 5691266090916432 is static (line 2) and dynamic");
+	snprintf(text, sizeof(text), "%s5691266090916432,-5,0,0,0,1,0,0,0\n", so_hdr);
+	write_file(dir, "scene_objects.csv", text);
+	assert_int_equal(recording_load(dir, REC_LAYOUT_AUTO, &rec), ENG_EINVAL);
+	msg_has("scene_objects.csv:2: timestamp -5 ns: only -1 (static) may be negative");
+	snprintf(text, sizeof(text), "%s-5691266090916432,-1,0,0,0,1,0,0,0\n", so_hdr);
+	write_file(dir, "scene_objects.csv", text);
+	assert_int_equal(recording_load(dir, REC_LAYOUT_AUTO, &rec), ENG_EPARSE);
+	msg_has("scene_objects.csv:2: column 'object_uid': '-5691266090916432' is not an unsigned integer");
+	snprintf(text, sizeof(text), "%s3758151980953788,87551170910700,0,0,0,1,0,0,0\n"
+		 "3758151980953788,87551170910700,0,0,1,1,0,0,0\n", so_hdr);
+	write_file(dir, "scene_objects.csv", text);
+	assert_int_equal(recording_load(dir, REC_LAYOUT_AUTO, &rec), ENG_EINVAL);
+	msg_has("scene_objects.csv:3: object_uid 3758151980953788 has two rows at 87551170910700 ns (line 2)");
+
+	dir = make_dir("adt-dupbox", links, 4);
+	write_file(dir, "scene_objects.csv", so_hdr);
+	write_file(dir, "3d_bounding_box.csv",
+		   "object_uid,timestamp[ns],p_local_obj_xmin[m],p_local_obj_xmax[m],p_local_obj_ymin[m],"
+		   "p_local_obj_ymax[m],p_local_obj_zmin[m],p_local_obj_zmax[m]\n"
+		   "7,-1,0,1,0,1,0,1\n8,-1,0,1,0,1,0,1\n7,-1,0,1,0,1,0,1\n");
+	assert_int_equal(recording_load(dir, REC_LAYOUT_AUTO, &rec), ENG_EINVAL);
+	msg_has("3d_bounding_box.csv:4: object_uid 7 repeats line 2");
+	write_file(dir, "3d_bounding_box.csv",
+		   "object_uid,timestamp[ns],p_local_obj_xmin[m],p_local_obj_xmax[m],p_local_obj_ymin[m],"
+		   "p_local_obj_ymax[m],p_local_obj_zmin[m],p_local_obj_zmax[m]\n"
+		   "7,-1,0,1,2,1,0,1\n");
+	assert_int_equal(recording_load(dir, REC_LAYOUT_AUTO, &rec), ENG_EINVAL);
+	msg_has("3d_bounding_box.csv:2: p_local_obj_ymin[m] > p_local_obj_ymax[m]");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -627,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_nearest_joins),
 		cmocka_unit_test(test_mps_options),
 		cmocka_unit_test(test_aria_bad_rows),
+		cmocka_unit_test(test_adt_edge_rows),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[160];
