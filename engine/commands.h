@@ -23,6 +23,8 @@ int cmd_inspect(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 /* Moving AI benchmark runner; `proxima tool astar` once that exists. */
 int cmd_tool_astar(int argc, char **argv);
+/* `proxima tool`: list and run the brain-callable tools; dispatches `tool astar`. */
+int cmd_tool(int argc, char **argv);
 
 /*
  * Returns 1 when argv holds -h or --help (before any "--"), so that

@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{ "synth", cmd_synth, "write a synthetic recording" },
 	{ "inspect", cmd_inspect, "describe a recording folder" },
 	{ "stats", cmd_stats, "counts and QC figures of a store" },
+	{ "tool", cmd_tool, "run a native 3D tool" },
 	{ "astar", cmd_tool_astar, "run A* on Moving AI benchmark files" },
 };
 

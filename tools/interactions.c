@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * find_interactions: the interaction check of the salient clip sampler.
+ * An interaction is a dynamic object that starts to move (it moves more
+ * than min_move_m within window_s), or an action that names an object;
+ * a motion and an action on the same object close in time are one event.
+ * Motion segments are computed once per context and kept in its
+ * TOOL_SLOT_MOTION slot.
+ */
+#include "registry.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+#include "err.h"
+
+#define DEFAULT_MOVE_M 0.05
+#define DEFAULT_WINDOW_S 0.5
+#define DEFAULT_LIMIT 50
+/* An action matches a motion that starts within this long of the action's span. */
+#define MATCH_TOL_NS 1000000000LL
+/* Rest tolerance as a fraction of min_move_m: moves below it are jitter. */
+#define REST_FRACTION 0.1
+
+/* One motion of one object. */
+struct motion_seg {
+	size_t obj;       /* index into rec->objects */
+	int64_t start_ns; /* last sample at rest before the object leaves */
+	int64_t end_ns;   /* first sample where it rests again */
+	vec3 disp;        /* position(end) - position(start), m */
+};
+
+/* The motion segments of every dynamic object for one (move, window) setting. */
+struct motion_cache {
+	double move_m;
+	int64_t window_ns;
+	struct motion_seg *segs; /* sorted by start time */
+	size_t n, cap;
+};
+
+static void motion_cache_free(void *p)
+{
+	struct motion_cache *c = p;
+
+	if (!c)
+		return;
+	free(c->segs);
+	free(c);
+}
+
+static int seg_push(struct motion_cache *c, const struct motion_seg *s)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct motion_seg *n = realloc(c->segs, cap * sizeof(*n));
+
+		if (!n)
+			return ENG_ENOMEM;
+		c->segs = n;
+		c->cap = cap;
+	}
+	c->segs[c->n++] = *s;
+	return 0;
+}
+
+/* Box centre of object o for pose sample k. */
+static void sample_pos(const struct rec_object *o, const struct pose_sample *s,
+		       vec3 out)
+{
+	pose_apply(&s->pose, o->local_c, out);
+}
+
+/* Box centre at time t, interpolated between the samples. */
+static void time_pos(const struct rec_object *o, const struct pose_sample *s,
+		     size_t n, int64_t t, vec3 out)
+{
+	struct pose p;
+
+	if (pose_sample_at(s, n, t, INT64_MAX / 2, &p))
+		p = s[0].pose;
+	pose_apply(&p, o->local_c, out);
+}
+
+/* Largest distance from p_k over (t_k, t_k + win], interpolated at the window end. */
+static double reach(const struct rec_object *o, const struct pose_sample *s,
+		    size_t n, size_t k, int64_t win, double over, size_t *first_over)
+{
+	vec3 pk = { 0 }, q = { 0 };
+	double best = 0, dd;
+	size_t m;
+
+	sample_pos(o, &s[k], pk);
+	*first_over = SIZE_MAX;
+	for (m = k + 1; m < n && s[m].t_ns - s[k].t_ns <= win; m++) {
+		sample_pos(o, &s[m], q);
+		dd = glm_vec3_distance(pk, q);
+		if (dd > best)
+			best = dd;
+		if (dd > over && *first_over == SIZE_MAX)
+			*first_over = m;
+	}
+	if (m < n) { /* the window ends between two samples */
+		time_pos(o, s, n, s[k].t_ns + win, q);
+		dd = glm_vec3_distance(pk, q);
+		if (dd > best)
+			best = dd;
+		if (dd > over && *first_over == SIZE_MAX)
+			*first_over = m;
+	}
+	return best;
+}
+
+/*
+ * Scans one object's samples. A motion starts at sample i when the
+ * object gets more than move_m from p_i within the window; its start is
+ * the last sample before the first one farther than the rest tolerance
+ * from p_i. It ends at the first sample e from which the object stays
+ * within the rest tolerance for a whole window.
+ */
+static int scan_object(struct motion_cache *c, const struct recording *rec,
+		       size_t oi)
+{
+	const struct rec_object *o = &rec->objects[oi];
+	const struct pose_sample *s = rec->obj_poses + o->pose_first;
+	size_t n = o->pose_count, i = 0, m, e, dummy;
+	double eps = c->move_m * REST_FRACTION;
+	struct motion_seg seg;
+	vec3 a, b;
+	int rc;
+
+	while (i + 1 < n) {
+		if (reach(o, s, n, i, c->window_ns, c->move_m, &dummy) <= c->move_m) {
+			i++;
+			continue;
+		}
+		reach(o, s, n, i, c->window_ns, eps, &m);
+		if (m == SIZE_MAX) /* cannot happen: move_m > eps was exceeded */
+			m = i + 1;
+		e = m;
+		while (e + 1 < n && reach(o, s, n, e, c->window_ns, eps, &dummy) > eps)
+			e++;
+		seg.obj = oi;
+		seg.start_ns = s[m - 1].t_ns;
+		seg.end_ns = s[e].t_ns;
+		sample_pos(o, &s[m - 1], a);
+		sample_pos(o, &s[e], b);
+		glm_vec3_sub(b, a, seg.disp);
+		rc = seg_push(c, &seg);
+		if (rc)
+			return rc;
+		i = e > i ? e : i + 1;
+	}
+	return 0;
+}
+
+static int cmp_seg(const void *pa, const void *pb)
+{
+	const struct motion_seg *a = pa, *b = pb;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return (a->obj > b->obj) - (a->obj < b->obj);
+}
+
+static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
+			   const struct motion_cache **out)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	struct motion_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_MOTION);
+	size_t i;
+	int rc;
+
+	if (c && c->move_m == move_m && c->window_ns == win) {
+		*out = c;
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ENG_ENOMEM;
+	c->move_m = move_m;
+	c->window_ns = win;
+	for (i = 0; i < rec->nobjects; i++) {
+		if (rec->objects[i].motion != REC_DYNAMIC || rec->objects[i].pose_count < 2)
+			continue;
+		rc = scan_object(c, rec, i);
+		if (rc) {
+			motion_cache_free(c);
+			return rc;
+		}
+	}
+	if (c->n)
+		qsort(c->segs, c->n, sizeof(*c->segs), cmp_seg);
+	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_MOTION, c, motion_cache_free);
+	if (rc) {
+		motion_cache_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+/* ======================= Events ======================= */
+
+struct event {
+	int64_t t_ns;
+	long obj;
+	long seg;    /* index into the motion segments, or -1 */
+	long action; /* index into rec->actions, or -1 */
+};
+
+static int cmp_event(const void *pa, const void *pb)
+{
+	const struct event *a = pa, *b = pb;
+
+	if (a->t_ns != b->t_ns)
+		return a->t_ns < b->t_ns ? -1 : 1;
+	return (a->obj > b->obj) - (a->obj < b->obj);
+}
+
+/* The action on the same object closest in start time whose span (+- tolerance) holds t. */
+static long match_action(const struct recording *rec, size_t obj, int64_t t,
+			 const unsigned char *used)
+{
+	long best = -1;
+	int64_t best_d = INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < rec->nactions; i++) {
+		const struct rec_action *a = &rec->actions[i];
+		int64_t d;
+
+		if (used[i] || a->object != (long)obj)
+			continue;
+		if (t < a->start_ns - MATCH_TOL_NS || t > a->end_ns + MATCH_TOL_NS)
+			continue;
+		d = llabs(a->start_ns - t);
+		if (d < best_d) {
+			best_d = d;
+			best = (long)i;
+		}
+	}
+	return best;
+}
+
+static int add_event(cJSON *arr, const struct recording *rec,
+		     const struct motion_cache *mc, const struct event *ev)
+{
+	const struct rec_action *a = ev->action >= 0 ? &rec->actions[ev->action] : NULL;
+	cJSON *e = cJSON_CreateObject(), *x;
+	vec3 loc = { 0 };
+
+	if (!e)
+		return ENG_ENOMEM;
+	cJSON_AddItemToArray(arr, e);
+	tool__object_pos(rec, (size_t)ev->obj, ev->t_ns, loc);
+	if (!tool__add_time(e, "t_ns", ev->t_ns) ||
+	    !cJSON_AddStringToObject(e, "kind", ev->seg >= 0 && a ? "motion+action" :
+						ev->seg >= 0 ? "motion" : "action") ||
+	    !tool__add_object_ref(e, "object", rec, ev->obj) ||
+	    !tool__add_str(e, "hand", a ? tool__hand_name(a->hand) : NULL) ||
+	    !tool__add_str(e, "verb", a ? a->verb : NULL) ||
+	    !tool__add_str(e, "description", a ? a->description : NULL) ||
+	    !tool__add_str(e, "goal", a ? a->goal : NULL) ||
+	    !tool__add_vec3(e, "location", loc, 3))
+		return ENG_ENOMEM;
+	if (ev->seg >= 0) {
+		const struct motion_seg *s = &mc->segs[ev->seg];
+
+		x = cJSON_AddObjectToObject(e, "motion");
+		if (!x || !tool__add_time(x, "start_ns", s->start_ns) ||
+		    !tool__add_time(x, "end_ns", s->end_ns) ||
+		    !tool__add_vec3(x, "displacement_m", s->disp, 3) ||
+		    !tool__add_num(x, "distance_m", hypot(hypot(s->disp[0], s->disp[1]),
+							     s->disp[2]), 3))
+			return ENG_ENOMEM;
+	} else if (!cJSON_AddNullToObject(e, "motion")) {
+		return ENG_ENOMEM;
+	}
+	if (a) {
+		x = cJSON_AddObjectToObject(e, "action");
+		if (!x || !cJSON_AddNumberToObject(x, "index", (double)ev->action) ||
+		    !tool__add_time(x, "start_ns", a->start_ns) ||
+		    !tool__add_time(x, "end_ns", a->end_ns))
+			return ENG_ENOMEM;
+	} else if (!cJSON_AddNullToObject(e, "action")) {
+		return ENG_ENOMEM;
+	}
+	return 0;
+}
+
+int tool_find_interactions(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct motion_cache *mc;
+	int64_t t0 = tool__time(args, "t0", 0), t1 = tool__time(args, "t1", 0);
+	double move_m = tool__num(args, "min_move_m", DEFAULT_MOVE_M);
+	double win_s = tool__num(args, "window_s", DEFAULT_WINDOW_S);
+	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
+	unsigned char *used = NULL;
+	struct event *ev = NULL;
+	size_t nev = 0, i;
+	long only = -1;
+	cJSON *arr;
+	int rc = 0;
+
+	if (t1 < t0)
+		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, t0, t1);
+	if (tool__has(args, "object")) {
+		rc = tool__object_arg(ctx, args, "object", &only);
+		if (rc)
+			return rc;
+	}
+	rc = motion_segments(ctx, move_m, (int64_t)llround(win_s * 1e9), &mc);
+	if (rc)
+		return rc;
+	used = calloc(rec->nactions ? rec->nactions : 1, 1);
+	ev = calloc(mc->n + rec->nactions + 1, sizeof(*ev));
+	if (!used || !ev) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	/* motions first (in time order), each taking its closest action */
+	for (i = 0; i < mc->n; i++) {
+		const struct motion_seg *s = &mc->segs[i];
+		long a = match_action(rec, s->obj, s->start_ns, used);
+
+		if (a >= 0)
+			used[a] = 1;
+		if (s->start_ns < t0 || s->start_ns > t1 || (only >= 0 && (long)s->obj != only))
+			continue;
+		ev[nev].t_ns = s->start_ns;
+		ev[nev].obj = (long)s->obj;
+		ev[nev].seg = (long)i;
+		ev[nev].action = a;
+		nev++;
+	}
+	for (i = 0; i < rec->nactions; i++) {
+		const struct rec_action *a = &rec->actions[i];
+
+		if (used[i] || a->object < 0 || (size_t)a->object >= rec->nobjects)
+			continue;
+		if (a->start_ns < t0 || a->start_ns > t1 || (only >= 0 && a->object != only))
+			continue;
+		ev[nev].t_ns = a->start_ns;
+		ev[nev].obj = a->object;
+		ev[nev].seg = -1;
+		ev[nev].action = (long)i;
+		nev++;
+	}
+	if (nev)
+		qsort(ev, nev, sizeof(*ev), cmp_event);
+
+	if (!tool__add_time(result, "t0_ns", t0) || !tool__add_time(result, "t1_ns", t1) ||
+	    !cJSON_AddNumberToObject(result, "total", (double)nev) ||
+	    !cJSON_AddBoolToObject(result, "truncated", nev > limit)) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	arr = cJSON_AddArrayToObject(result, "events");
+	if (!arr) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nev && i < limit; i++) {
+		rc = add_event(arr, rec, mc, &ev[i]);
+		if (rc)
+			goto out;
+	}
+out:
+	free(used);
+	free(ev);
+	return rc;
+}
