@@ -31,6 +31,7 @@ struct motion_seg {
 	int64_t start_ns; /* last sample at rest before the object leaves */
 	int64_t end_ns;   /* first sample where it rests again */
 	vec3 disp;        /* position(end) - position(start), m */
+	bool onset_seen;  /* false when already moving at the object's first sample */
 };
 
 /* The motion segments of every dynamic object for one (move, window) setting. */
@@ -145,6 +146,7 @@ static int scan_object(struct motion_cache *c, const struct recording *rec,
 		seg.obj = oi;
 		seg.start_ns = s[m - 1].t_ns;
 		seg.end_ns = s[e].t_ns;
+		seg.onset_seen = m - 1 > 0;
 		sample_pos(o, &s[m - 1], a);
 		sample_pos(o, &s[e], b);
 		glm_vec3_sub(b, a, seg.disp);
@@ -272,6 +274,7 @@ static int add_event(cJSON *arr, const struct recording *rec,
 		x = cJSON_AddObjectToObject(e, "motion");
 		if (!x || !tool__add_time(x, "start_ns", s->start_ns) ||
 		    !tool__add_time(x, "end_ns", s->end_ns) ||
+		    !cJSON_AddBoolToObject(x, "onset_observed", s->onset_seen) ||
 		    !tool__add_vec3(x, "displacement_m", s->disp, 3) ||
 		    !tool__add_num(x, "distance_m", hypot(hypot(s->disp[0], s->disp[1]),
 							     s->disp[2]), 3))

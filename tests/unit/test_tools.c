@@ -714,6 +714,10 @@ static void test_find_interactions_motion_start(void **state)
 	rec_obj(r, "box", 0, 2, 1, true);
 	for (i = 0; i <= 5; i++)
 		rec_pose(r, (int64_t)i * S, i >= 3 ? 0.3f : 0.0f, 2, 1);
+	/* ball: already rolling at its first sample, resting from 0.5 s */
+	rec_obj(r, "ball", 0, 3, 1, true);
+	for (i = 0; i <= 10; i++)
+		rec_pose(r, (int64_t)i * S / 10, 0.1f * (float)(i < 5 ? i : 5), 3, 1);
 	kettle = rec_obj(r, "kettle", 3, 0, 1, false);
 	rec_act(r, 2300000000LL, 3500000000LL, "pick up", cup, REC_HAND_RIGHT, "make tea");
 	rec_act(r, 4 * S, 4500000000LL, "switch on", kettle, REC_HAND_LEFT, "make tea");
@@ -721,7 +725,8 @@ static void test_find_interactions_motion_start(void **state)
 	rec_done(r);
 	assert_int_equal(tool_ctx_new(r, &ctx), 0);
 
-	snprintf(a, sizeof(a), "{\"t0\":0,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
+	/* from 1 ns: the ball's motion (at 0) is outside the window */
+	snprintf(a, sizeof(a), "{\"t0\":1,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
 		 "\"window_s\":null,\"limit\":null}", 5 * S);
 	res = run_ok(ctx, "find_interactions", a);
 	assert_non_null(tool_ctx_slot(ctx, TOOL_SLOT_MOTION)); /* segments are cached */
@@ -737,6 +742,7 @@ static void test_find_interactions_motion_start(void **state)
 	NEAR(jnum(res, "events/0/motion/end_ns"), 3 * S, 0);
 	NEAR(jnum(res, "events/0/motion/displacement_m/0"), 0.2, 1e-3);
 	NEAR(jnum(res, "events/0/motion/distance_m"), 0.2, 1e-3);
+	assert_true(cJSON_IsTrue(jget(res, "events/0/motion/onset_observed")));
 	NEAR(jnum(res, "events/0/action/index"), 0, 0);
 	/* box: the window end is interpolated between the 1 Hz samples */
 	NEAR(jnum(res, "events/1/t_ns"), 2 * S, 0);
@@ -751,6 +757,17 @@ static void test_find_interactions_motion_start(void **state)
 	assert_string_equal(jstr(res, "events/2/object/id"), "kettle");
 	assert_true(cJSON_IsNull(jget(res, "events/2/motion")));
 	NEAR(jnum(res, "events/2/location/0"), 3, 1e-3);
+	cJSON_Delete(res);
+
+	/* the ball: a motion from its first sample, whose onset was not seen */
+	snprintf(a, sizeof(a), "{\"t0\":0,\"t1\":%lld,\"object\":\"ball\",\"min_move_m\":null,"
+		 "\"window_s\":null,\"limit\":null}", 5 * S);
+	res = run_ok(ctx, "find_interactions", a);
+	NEAR(jnum(res, "total"), 1, 0);
+	NEAR(jnum(res, "events/0/t_ns"), 0, 0);
+	NEAR(jnum(res, "events/0/motion/end_ns"), 5 * S / 10, 0);
+	NEAR(jnum(res, "events/0/motion/distance_m"), 0.5, 1e-3);
+	assert_false(cJSON_IsTrue(jget(res, "events/0/motion/onset_observed")));
 	cJSON_Delete(res);
 
 	/* a later window and an object filter */
