@@ -7,13 +7,19 @@
  * multiply by the grid's cell edge for metres.
  *
  * All search state lives in a workspace made once per grid size
- * (astar_ws_new): a padded copy of the grid with a blocked 1-cell border,
- * a binary heap on a flat array, g-values, parents and generation stamps,
- * so no array is cleared between queries. A workspace is not shared
- * between threads; make one per thread.
+ * (astar_ws_new): a padded copy of the grid with a blocked 1-cell border
+ * and one precomputed move mask per cell (the no-corner-cutting rule
+ * folded in), g-values and parent moves with generation stamps so no
+ * array is cleared between queries, and the open list: a 4-ary heap on a
+ * flat array (lazy: an improved node is pushed again and its stale entry
+ * skipped when it surfaces) plus a stack for successors whose f equals the
+ * f being expanded. A workspace is not shared between threads; make one
+ * per thread.
  *
- * Ties among open nodes of equal f = g + h go to the smaller h (the deeper
- * node), then to the smaller cell index, so every query is deterministic.
+ * Ties: nodes of equal f on the stack go newest first; the heap orders by
+ * f alone, so every query is deterministic. Moves that cannot lower any g
+ * (back to the parent, or to a cell the parent reaches by a legal move
+ * itself) are not relaxed; this changes no cost, only saves work.
  *
  * A path is simplified into legs (astar_legs): runs of moves in the same
  * direction are merged first; then the corners of those runs are string-
@@ -59,7 +65,7 @@ int astar_ws_load(struct astar_ws *ws, const struct grid *g);
  * 0; the path can then be read with astar_path() until the next query.
  * Returns ENG_ENOTFOUND when the goal cannot be reached or when start or
  * goal is blocked, ENG_ERANGE when a cell is outside the grid, ENG_EINVAL
- * when no grid is loaded.
+ * when no grid is loaded. Does not allocate.
  */
 int astar_search(struct astar_ws *ws, int sx, int sy, int gx, int gy,
 		 double *cost);
@@ -108,12 +114,20 @@ struct astar_leg {
  * the rule in the header comment. The first leg's turn is measured from
  * cam_heading (radians, as bev_heading gives), each later one from the
  * previous leg's heading. Always stores the leg count in *nlegs (0 for a
- * path of one cell); writes the legs when cap >= *nlegs. Returns 0,
- * ENG_ETOOBIG when cap is too small, ENG_EINVAL for a cell index outside
- * g or two consecutive cells that are not 8-neighbours.
+ * path of one cell) and writes the first min(cap, *nlegs) legs. Returns 0,
+ * ENG_ETOOBIG when cap < *nlegs, ENG_EINVAL for a cell index outside g or
+ * two consecutive cells that are not 8-neighbours.
  */
 int astar_legs(const struct grid *g, const int32_t *cells, size_t n,
 	       float cam_heading, struct astar_leg *legs, size_t cap,
 	       size_t *nlegs);
+
+/*
+ * Internal, for tests: caps the open list at cap entries (at most the
+ * padded cell count) to exercise its compaction, and counts compactions
+ * so far. A query that cannot fit returns ENG_ENOMEM.
+ */
+void astar__set_open_cap(struct astar_ws *ws, size_t cap);
+size_t astar__compactions(const struct astar_ws *ws);
 
 #endif /* ASTAR_H */

@@ -223,6 +223,61 @@ static void test_random_vs_dijkstra(void **state)
 	astar_ws_free(ws);
 }
 
+/*
+ * With the open list capped, compaction must keep the answers exact (or
+ * report ENG_ENOMEM when even one entry per open node does not fit).
+ */
+static void test_open_list_compaction(void **state)
+{
+	static uint8_t cells[40 * 40];
+	static double dist[40 * 40];
+	struct astar_ws *ws = astar_ws_new(40, 40);
+	struct grid g;
+	int k, q, ok = 0, nomem = 0;
+
+	(void)state;
+	assert_non_null(ws);
+	rng_state = 99;
+	assert_int_equal(grid_init(&g, cells, 40, 40, 0, 0, 1), 0);
+	for (k = 0; k < 1600; k++)
+		cells[k] = rng() % 100 < 30 ? GRID_OCCUPIED : GRID_FREE;
+	cells[0] = GRID_FREE;
+	assert_int_equal(astar_ws_load(ws, &g), 0);
+	astar__set_open_cap(ws, 48);
+	dijkstra(cells, 40, 40, 0, dist);
+	for (q = 0; q < 200; q++) {
+		int t = (int)(rng() % 1600);
+		double cost = -1;
+		int rc = astar_search(ws, 0, 0, t % 40, t / 40, &cost);
+
+		if (rc == ENG_ENOMEM) {
+			nomem++;
+			continue;
+		}
+		if (dist[t] == INFINITY) {
+			assert_int_equal(rc, ENG_ENOTFOUND);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		NEAR(cost, dist[t], 1e-9);
+		check_path(ws, cells, 40, 0, t, cost);
+		ok++;
+	}
+	assert_true(astar__compactions(ws) > 0);
+	assert_true(ok > 50);
+	/* a single entry cannot hold a frontier: some query must fail */
+	astar__set_open_cap(ws, 1);
+	for (q = 0, nomem = 0; q < 1600; q++) {
+		double cost;
+
+		if (dist[q] < INFINITY && dist[q] > 3 &&
+		    astar_search(ws, 0, 0, q % 40, q / 40, &cost) == ENG_ENOMEM)
+			nomem++;
+	}
+	assert_true(nomem > 0);
+	astar_ws_free(ws);
+}
+
 /* ---------------------------------------------------------------- */
 /* Edge cases                                                         */
 
@@ -518,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_movingai_arena),
 		cmocka_unit_test(test_movingai_maze),
 		cmocka_unit_test(test_random_vs_dijkstra),
+		cmocka_unit_test(test_open_list_compaction),
 		cmocka_unit_test(test_edge_cases),
 		cmocka_unit_test(test_nearest_reachable),
 		cmocka_unit_test(test_legs_l_corridor),

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A* benchmark: our geometry/astar against Boost.Graph astar_search (and
+ * networkx, on a few scenarios, for reference) on random Moving AI maps.
+ *
+ * It writes two maps with a fixed seed, 512 x 512 and 1024 x 1024, 25% of
+ * the cells blocked at random, each with 128 scenarios whose start and
+ * goal are connected (optimal lengths from our search), into the work
+ * folder ($BENCH_WORK, default build/bench/work). Then it times our
+ * queries (best of 3 runs over all scenarios; workspace made and grid
+ * loaded before the clock starts) and runs the anchors on the same files:
+ * $BENCH_ANCHORS/astar_boost (bench/run.sh compiles it when Boost is
+ * installed) and python3 $BENCH_SCRIPTS/astar_networkx.py (default
+ * bench/anchors) on the first 5 scenarios of the 512 map. Both sides print
+ * their summed path cost, which must agree.
+ *
+ * usage: bench_astar           run everything
+ *        bench_astar --gen DIR only write the maps and scenarios into DIR
+ * output: "astar 512: ours X q/s, boost Y q/s, ratio Z" per map (ratio =
+ * ours / boost), "astar 512 networkx subset: ours X q/s, networkx Y q/s,
+ * ratio Z", and the cost sums.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "astar.h"
+#include "err.h"
+#include "grid.h"
+#include "movingai.h"
+
+#define DENSITY 0.25
+#define NSCEN 128
+#define REPS 3
+#define NX_SUBSET 5
+
+struct bench_map {
+	int size;
+	uint64_t seed;
+};
+
+static const struct bench_map maps[] = {
+	{ 512, 20240512u },
+	{ 1024, 20241024u },
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s)
+{
+	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* buf = a + b; -1 when it does not fit. */
+static int cat2(char *buf, size_t cap, const char *a, const char *b)
+{
+	int n = snprintf(buf, cap, "%s%s", a, b);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Component labels under the 8-connected no-corner-cutting moves. */
+static void label(const struct grid *g, int32_t *lab, int32_t *queue)
+{
+	static const int dx[8] = { 1, -1, 0, 0, 1, 1, -1, -1 };
+	static const int dy[8] = { 0, 0, 1, -1, 1, -1, 1, -1 };
+	int32_t n = g->w * g->h, i, next = 0;
+
+	for (i = 0; i < n; i++)
+		lab[i] = -1;
+	for (i = 0; i < n; i++) {
+		int32_t head = 0, tail = 0;
+
+		if (lab[i] >= 0 || g->cells[i] != GRID_FREE)
+			continue;
+		lab[i] = next;
+		queue[tail++] = i;
+		while (head < tail) {
+			int32_t u = queue[head++];
+			int ux = u % g->w, uy = u / g->w, d;
+
+			for (d = 0; d < 8; d++) {
+				int vx = ux + dx[d], vy = uy + dy[d];
+				int32_t v = vy * g->w + vx;
+
+				if (!grid_is_free(g, vx, vy) || lab[v] >= 0)
+					continue;
+				if (dx[d] && dy[d] &&
+				    (!grid_is_free(g, vx, uy) || !grid_is_free(g, ux, vy)))
+					continue;
+				lab[v] = next;
+				queue[tail++] = v;
+			}
+		}
+		next++;
+	}
+}
+
+/* Writes DIR/randomN.map and DIR/randomN.map.scen for one map. */
+static int gen_map(const char *dir, const struct bench_map *bm)
+{
+	char map_path[512], scen_path[512], name[64];
+	struct movingai_scen *sc = NULL;
+	struct astar_ws *ws = NULL;
+	int32_t *lab = NULL, *queue = NULL;
+	uint8_t *cells = NULL;
+	uint64_t s = bm->seed;
+	struct grid g;
+	size_t n = (size_t)bm->size * (size_t)bm->size, i, k = 0;
+	int rc = -1;
+
+	snprintf(name, sizeof(name), "/random%d.map", bm->size);
+	if (cat2(map_path, sizeof(map_path), dir, name) ||
+	    cat2(scen_path, sizeof(scen_path), map_path, ".scen")) {
+		fprintf(stderr, "bench_astar: path too long\n");
+		return -1;
+	}
+	cells = malloc(n);
+	lab = malloc(n * sizeof(*lab));
+	queue = malloc(n * sizeof(*queue));
+	sc = calloc(NSCEN, sizeof(*sc));
+	ws = astar_ws_new(bm->size, bm->size);
+	if (!cells || !lab || !queue || !sc || !ws) {
+		fprintf(stderr, "bench_astar: out of memory\n");
+		goto out;
+	}
+	grid_init(&g, cells, bm->size, bm->size, 0, 0, 1);
+	for (i = 0; i < n; i++)
+		cells[i] = rng_unit(&s) < DENSITY ? GRID_OCCUPIED : GRID_FREE;
+	label(&g, lab, queue);
+	astar_ws_load(ws, &g);
+	while (k < NSCEN) {
+		int32_t a = (int32_t)(rng_next(&s) % n), b = (int32_t)(rng_next(&s) % n);
+		double cost;
+
+		if (lab[a] < 0 || lab[a] != lab[b] || a == b)
+			continue;
+		if (astar_search(ws, a % bm->size, a / bm->size, b % bm->size,
+				 b / bm->size, &cost)) {
+			fprintf(stderr, "bench_astar: connected cells without a path\n");
+			goto out;
+		}
+		sc[k].bucket = (int)(cost / 4);
+		snprintf(sc[k].map, sizeof(sc[k].map), "%s", name + 1);
+		sc[k].map_w = sc[k].map_h = bm->size;
+		sc[k].sx = a % bm->size;
+		sc[k].sy = a / bm->size;
+		sc[k].gx = b % bm->size;
+		sc[k].gy = b / bm->size;
+		sc[k].optimal = cost;
+		k++;
+	}
+	if (movingai_map_write(map_path, &g) || movingai_scen_write(scen_path, sc, k)) {
+		fprintf(stderr, "bench_astar: %s\n", err_msg());
+		goto out;
+	}
+	rc = 0;
+out:
+	astar_ws_free(ws);
+	free(sc);
+	free(queue);
+	free(lab);
+	free(cells);
+	return rc;
+}
+
+/* Times our queries over the first n scenarios: best of REPS runs. */
+static int time_ours(const char *map_path, const char *scen_path, size_t limit,
+		     double *qps, double *cost_sum, size_t *nq, double *expanded)
+{
+	struct movingai_map m;
+	struct movingai_scenset sc;
+	struct astar_ws *ws = NULL;
+	double best = INFINITY;
+	size_t i, n, exp_sum = 0;
+	int r, rc = -1;
+
+	if (movingai_map_load(map_path, &m)) {
+		fprintf(stderr, "bench_astar: %s\n", err_msg());
+		return -1;
+	}
+	if (movingai_scen_load(scen_path, &sc)) {
+		fprintf(stderr, "bench_astar: %s\n", err_msg());
+		movingai_map_release(&m);
+		return -1;
+	}
+	n = sc.n < limit ? sc.n : limit;
+	ws = astar_ws_new(m.grid.w, m.grid.h);
+	if (!ws || astar_ws_load(ws, &m.grid))
+		goto out;
+	for (r = 0; r < REPS; r++) {
+		double t0 = now_s(), sum = 0, t;
+
+		exp_sum = 0;
+		for (i = 0; i < n; i++) {
+			const struct movingai_scen *p = &sc.v[i];
+			double c = -1;
+
+			if (astar_search(ws, p->sx, p->sy, p->gx, p->gy, &c))
+				c = -1;
+			sum += c;
+			exp_sum += astar_expanded(ws);
+		}
+		t = now_s() - t0;
+		if (t < best)
+			best = t;
+		*cost_sum = sum;
+	}
+	*qps = (double)n / best;
+	*nq = n;
+	*expanded = n ? (double)exp_sum / (double)n : 0;
+	rc = 0;
+out:
+	astar_ws_free(ws);
+	movingai_scen_release(&sc);
+	movingai_map_release(&m);
+	return rc;
+}
+
+/*
+ * Runs an anchor command; echoes its informative lines with a prefix and
+ * parses "result ... queries N cost S seconds T". Returns 0, 1 when the
+ * anchor or its interpreter is missing (exit 3 or 127), -1 on failure.
+ */
+static int run_anchor(const char *cmd, const char *tag, size_t *nq,
+		      double *cost, double *secs)
+{
+	char line[512];
+	FILE *p;
+	int found = 0, st;
+
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		char *q = strstr(line, "queries ");
+
+		if (!strncmp(line, "result", 6) && q &&
+		    sscanf(q, "queries %zu cost %lf seconds %lf", nq, cost, secs) == 3)
+			found = 1;
+		else
+			printf("  %s: %s", tag, line);
+	}
+	st = pclose(p);
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 3 || WEXITSTATUS(st) == 127))
+		return 1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !found)
+		return -1;
+	return 0;
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : def;
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[512];
+	size_t i, n = strlen(dir);
+
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		buf[i] = i < n ? '/' : '\0';
+	}
+	return 0;
+}
+
+static int same_cost(double a, double b)
+{
+	return fabs(a - b) <= 1e-6 * (fabs(a) > 1 ? fabs(a) : 1);
+}
+
+static int bench_one(const char *dir, const struct bench_map *bm,
+		     const char *anchors, const char *scripts)
+{
+	char map_path[512], scen_path[512], cmd[2048], boost[600], name[64];
+	double qps, sum, expd, acost, asecs;
+	size_t nq, an;
+	int rc;
+
+	snprintf(name, sizeof(name), "/random%d.map", bm->size);
+	if (cat2(map_path, sizeof(map_path), dir, name) ||
+	    cat2(scen_path, sizeof(scen_path), map_path, ".scen"))
+		return -1;
+	if (time_ours(map_path, scen_path, (size_t)-1, &qps, &sum, &nq, &expd))
+		return -1;
+	printf("astar %d: %zu queries, %.0f nodes expanded per query\n", bm->size,
+	       nq, expd);
+	if (cat2(boost, sizeof(boost), anchors, "/astar_boost"))
+		return -1;
+	if (access(boost, X_OK)) {
+		printf("astar %d: ours %.1f q/s, boost missing (no %s; install libboost-graph-dev)\n",
+		       bm->size, qps, boost);
+	} else {
+		snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' %d", boost, map_path,
+			 scen_path, REPS);
+		rc = run_anchor(cmd, "boost", &an, &acost, &asecs);
+		if (rc || an != nq) {
+			printf("astar %d: ours %.1f q/s, boost failed\n", bm->size, qps);
+		} else {
+			printf("astar %d: cost sum ours %.6f, boost %.6f (%s)\n",
+			       bm->size, sum, acost,
+			       same_cost(sum, acost) ? "equal" : "DIFFERENT");
+			printf("astar %d: ours %.1f q/s, boost %.1f q/s, ratio %.2f\n",
+			       bm->size, qps, (double)an / asecs, qps * asecs / (double)an);
+		}
+	}
+	if (bm->size != 512)
+		return 0;
+	/* networkx: pure Python, so only a few scenarios */
+	if (time_ours(map_path, scen_path, NX_SUBSET, &qps, &sum, &nq, &expd))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "python3 '%s/astar_networkx.py' '%s' '%s' %d 2>&1",
+		 scripts, map_path, scen_path, NX_SUBSET);
+	rc = run_anchor(cmd, "networkx", &an, &acost, &asecs);
+	if (rc == 1) {
+		printf("astar 512 networkx subset: ours %.1f q/s, networkx missing (install python3-networkx)\n",
+		       qps);
+	} else if (rc || an != nq) {
+		printf("astar 512 networkx subset: ours %.1f q/s, networkx failed\n", qps);
+	} else {
+		printf("astar 512 networkx subset: cost sum ours %.6f, networkx %.6f (%s)\n",
+		       sum, acost, same_cost(sum, acost) ? "equal" : "DIFFERENT");
+		printf("astar 512 networkx subset: ours %.1f q/s, networkx %.2f q/s, ratio %.0f\n",
+		       qps, (double)an / asecs, qps * asecs / (double)an);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = env_or("BENCH_WORK", "build/bench/work");
+	const char *anchors = env_or("BENCH_ANCHORS", "build/bench/anchors");
+	const char *scripts = env_or("BENCH_SCRIPTS", "bench/anchors");
+	int gen_only = 0, rc = 0;
+	size_t i;
+
+	if (argc == 3 && !strcmp(argv[1], "--gen")) {
+		dir = argv[2];
+		gen_only = 1;
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: bench_astar [--gen DIR]\n");
+		return 2;
+	}
+	if (mkdir_p(dir)) {
+		fprintf(stderr, "bench_astar: cannot create '%s'\n", dir);
+		return 1;
+	}
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (gen_map(dir, &maps[i]))
+			return 1;
+	}
+	if (gen_only)
+		return 0;
+	printf("astar: random maps %.0f%% blocked, %d scenarios each, best of %d runs\n",
+	       DENSITY * 100, NSCEN, REPS);
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		if (bench_one(dir, &maps[i], anchors, scripts))
+			rc = 1;
+	return rc;
+}
