@@ -23,6 +23,7 @@
 #include "pose.h"
 
 #define TMAX 6.0f /* visibility.max_range_m */
+#define ROUNDS 3  /* alternating timing rounds of ours and Embree */
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -238,7 +239,7 @@ static int bench_scene(size_t n, size_t nrays, const char *anchor)
 	char in[256] = "", out[256] = "";
 	double ours[2], t0, build_ms;
 	size_t i, hits = 0, bad_brute = 0, nvis, occl = 0;
-	int rc = -1, have_embree = 0, fd;
+	int rc = -1, have_embree = 0, fd, round;
 
 	er.box = malloc(nrays * sizeof(*er.box));
 	er.t = malloc(nrays * sizeof(*er.t));
@@ -278,9 +279,34 @@ static int bench_scene(size_t n, size_t nrays, const char *anchor)
 		if (fd >= 0) {
 			close(fd);
 			snprintf(out, sizeof(out), "%s.hits", in);
-			if (write_scene(in, b, (uint32_t)n, r, (uint32_t)nrays) == 0 &&
-			    run_embree(anchor, in, out, (uint32_t)nrays, &er) == 0)
+			if (write_scene(in, b, (uint32_t)n, r, (uint32_t)nrays) == 0)
 				have_embree = 1;
+			/*
+			 * The machine may be shared: alternate ours and
+			 * Embree for ROUNDS rounds and keep each one's best.
+			 */
+			for (round = 0; have_embree && round < ROUNDS; round++) {
+				struct embree_res cur = er;
+
+				if (run_embree(anchor, in, out, (uint32_t)nrays,
+					       &cur) != 0) {
+					have_embree = 0;
+					break;
+				}
+				for (i = 0; i < 2; i++)
+					if (cur.mrays[i] > er.mrays[i])
+						er.mrays[i] = cur.mrays[i];
+				if (round == 0 || cur.build_ms < er.build_ms)
+					er.build_ms = cur.build_ms;
+				er.self_mismatch = cur.self_mismatch;
+				if (round + 1 < ROUNDS) {
+					double o1 = time_ours(bv, r, nrays, h1, 1, 3);
+					double o2 = time_ours(bv, r, nrays, h2, 2, 3);
+
+					ours[0] = o1 > ours[0] ? o1 : ours[0];
+					ours[1] = o2 > ours[1] ? o2 : ours[1];
+				}
+			}
 			unlink(in);
 			unlink(out);
 		}
@@ -384,6 +410,16 @@ int main(int argc, char **argv)
 	if (!use)
 		printf("raycast: embree anchor not found (BENCH_ANCHORS=%s); "
 		       "printing ours only\n", dir ? dir : "unset");
+	{
+		FILE *f = fopen("/proc/loadavg", "r");
+		char line[128];
+
+		if (f && fgets(line, sizeof(line), f))
+			printf("raycast: %zu rays per scene, load average %s",
+			       nrays, line);
+		if (f)
+			fclose(f);
+	}
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 		if (bench_scene(sizes[k], nrays, use)) {
 			fprintf(stderr, "error: bench_raycast: scene of %zu boxes "
