@@ -401,9 +401,9 @@ int tool_call_value(struct tool_ctx *ctx, const char *name, const cJSON *args,
 			 name, err_msg());
 		return tool_failed(detail, rc, result);
 	}
-	if (ctx->flags & TOOL_CTX_FILL_NULLS) {
-		copy = cJSON_Duplicate(args, 1);
-		if (!copy || schema_fill_nulls(s, copy)) {
+	if (!args || (ctx->flags & TOOL_CTX_FILL_NULLS)) {
+		copy = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
+		if (!copy || ((ctx->flags & TOOL_CTX_FILL_NULLS) && schema_fill_nulls(s, copy))) {
 			rc = ENG_ENOMEM;
 			goto out;
 		}

@@ -176,8 +176,8 @@ int tool_call(struct tool_ctx *ctx, const char *name, const char *args_json,
 
 /*
  * The same for arguments that are already parsed (some servers send an
- * object instead of a string). `args` is not modified (a copy is taken
- * when TOOL_CTX_FILL_NULLS is set).
+ * object instead of a string); NULL means {}. `args` is not modified (a
+ * copy is taken when TOOL_CTX_FILL_NULLS is set).
  */
 int tool_call_value(struct tool_ctx *ctx, const char *name, const cJSON *args,
 		    cJSON **result);

@@ -262,9 +262,13 @@ static void test_invalid_json_and_trailing_garbage(void **state)
 	assert_int_equal(rc, ENG_ESCHEMA); /* strict: both fields are required */
 	assert_int_equal(cJSON_GetArraySize(jget(res, "violations")), 2);
 	cJSON_Delete(res);
+	assert_int_equal(tool_call_value(ctx, "describe_recording", NULL, &res), ENG_ESCHEMA);
+	cJSON_Delete(res);
 	tool_ctx_set_flags(ctx, TOOL_CTX_FILL_NULLS);
 	res = run(ctx, "describe_recording", "", &rc);
 	assert_int_equal(rc, 0);
+	cJSON_Delete(res);
+	assert_int_equal(tool_call_value(ctx, "describe_recording", NULL, &res), 0);
 	cJSON_Delete(res);
 	tool_ctx_free(ctx);
 	recording_free(r);
