@@ -7,8 +7,9 @@
  *
  * usage: bench_raycast [RAYS]   (default 1000000 rays per scene)
  * Embree runs through the anchor program $BENCH_ANCHORS/embree_rays
- * (built by bench/run.sh when libembree-dev is installed); without it
- * only our figures are printed.
+ * (built by bench/run.sh when libembree-dev is installed), which reads
+ * the scene and rays from a file written in $BENCH_WORK (else $TMPDIR,
+ * else /tmp); without the anchor only our figures are printed.
  */
 #include <math.h>
 #include <stdint.h>
@@ -272,7 +273,10 @@ static int bench_scene(size_t n, size_t nrays, const char *anchor)
 	       100.0 * (double)hits / (double)nrays, bad_brute);
 
 	if (anchor) {
-		const char *tmp = getenv("TMPDIR");
+		const char *tmp = getenv("BENCH_WORK");
+
+		if (!tmp || !*tmp)
+			tmp = getenv("TMPDIR");
 
 		snprintf(in, sizeof(in), "%s/pxrays.XXXXXX", tmp ? tmp : "/tmp");
 		fd = mkstemp(in);
