@@ -25,6 +25,8 @@ int cmd_stats(int argc, char **argv);
 int cmd_tool_astar(int argc, char **argv);
 /* `proxima tool`: list and run the brain-callable tools; dispatches `tool astar`. */
 int cmd_tool(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_regenerate(int argc, char **argv);
 
 /*
  * Returns 1 when argv holds -h or --help (before any "--"), so that

@@ -14,6 +14,8 @@
 static const struct command commands[] = {
 	{ "synth", cmd_synth, "write a synthetic recording" },
 	{ "inspect", cmd_inspect, "describe a recording folder" },
+	{ "generate", cmd_generate, "generate QAs from recordings into a store" },
+	{ "regenerate", cmd_regenerate, "replace the unreviewed QAs of one category" },
 	{ "stats", cmd_stats, "counts and QC figures of a store" },
 	{ "tool", cmd_tool, "run a native 3D tool" },
 	{ "astar", cmd_tool_astar, "run A* on Moving AI benchmark files" },

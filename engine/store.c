@@ -662,6 +662,42 @@ out:
 	return rc;
 }
 
+int store_recording_list(struct store *st, cJSON **out)
+{
+	static const struct col_spec cols[] = {
+		{ "id", COL_TEXT }, { "layout", COL_TEXT }, { "root", COL_TEXT },
+		{ "t0_ns", COL_INT }, { "t1_ns", COL_INT },
+	};
+	sqlite3_stmt *s = NULL;
+	cJSON *arr = cJSON_CreateArray(), *row = NULL;
+	int rc, step;
+
+	if (!arr)
+		return oom(st);
+	rc = db_prepare(st, "SELECT id, layout, root, t0_ns, t1_ns FROM recordings ORDER BY id",
+			&s, "listing recordings");
+	if (rc)
+		goto out;
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		rc = row_to_json(s, 0, cols, ARRAY_SIZE(cols), &row);
+		if (rc) {
+			rc = oom(st);
+			goto out;
+		}
+		cJSON_AddItemToArray(arr, row);
+	}
+	if (step != SQLITE_DONE)
+		rc = db_fail(st, "listing recordings");
+out:
+	sqlite3_finalize(s);
+	if (rc) {
+		cJSON_Delete(arr);
+		return rc;
+	}
+	*out = arr;
+	return 0;
+}
+
 int store_run_begin(struct store *st, const char *config_json, const char *brain,
 		    const char *model, int64_t seed, const char *engine_version,
 		    int64_t *run_id)

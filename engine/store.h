@@ -127,6 +127,13 @@ int store_recording_put(struct store *st, const struct store_recording *rec);
 int store_recording_get(struct store *st, const char *id, struct cJSON **out);
 
 /*
+ * Every stored recording as a cJSON array of {id, layout, root, t0_ns,
+ * t1_ns}, ordered by id. The caller owns *out. Returns 0, ENG_ENOMEM or
+ * ENG_EDB.
+ */
+int store_recording_list(struct store *st, struct cJSON **out);
+
+/*
  * Records the start of a generation run (status "running", started_at
  * now) and gives its id (>= 1) in *run_id. Any string may be NULL;
  * config_json, when given, must be JSON. Returns 0, ENG_EINVAL or ENG_EDB.

@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: MIT */
+/* The orchestrator loop: brain <-> tool calls, bounded turns, submit_qa. */
+#include "agent.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "embed.h"
+#include "err.h"
+#include "schema.h"
+#include "template.h"
+
+#define SUBMIT_TOOL "submit_qa"
+
+void agent_defaults(struct agent_params *p)
+{
+	p->max_turns = 16;
+	p->max_calls_per_turn = 8;
+	p->max_result_bytes = 16 * 1024;
+	p->max_submit_attempts = 3;
+	truth_defaults(&p->truth);
+}
+
+void agent_result_release(struct agent_result *r)
+{
+	truth_release(&r->qa);
+	free(r->trace_json);
+	r->trace_json = NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ======================= The tools on offer ======================= */
+
+static pthread_once_t tools_once = PTHREAD_ONCE_INIT;
+static cJSON *tools_doc;          /* the OpenAI tools array, owned */
+static struct llm_tool *tools_arr;
+static size_t tools_n;
+static struct schema *submit_schema;
+static int tools_rc;
+static char tools_err[512];
+
+static void tools_init(void)
+{
+	const struct embed_file *f = embed_find("schemas/tools/" SUBMIT_TOOL ".json");
+	cJSON *sub = NULL, *fn, *it;
+	size_t i = 0;
+	int rc;
+
+	rc = tool_openai_tools(&tools_doc);
+	if (rc)
+		goto out;
+	if (!f) {
+		rc = err_set(ENG_ENOENT, "schemas/tools/" SUBMIT_TOOL ".json is not embedded");
+		goto out;
+	}
+	rc = schema_parse(SUBMIT_TOOL, f->data, f->len, &submit_schema);
+	if (rc)
+		goto out;
+	sub = cJSON_CreateObject();
+	fn = cJSON_AddObjectToObject(sub, "function");
+	if (!sub || !fn) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	cJSON_AddStringToObject(sub, "type", "function");
+	cJSON_AddStringToObject(fn, "name", SUBMIT_TOOL);
+	cJSON_AddStringToObject(fn, "description",
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+					schema_doc(submit_schema), "description")));
+	cJSON_AddItemToObject(fn, "parameters", cJSON_Duplicate(schema_doc(submit_schema), 1));
+	cJSON_AddItemToArray(tools_doc, sub);
+	sub = NULL;
+	tools_n = (size_t)cJSON_GetArraySize(tools_doc);
+	tools_arr = calloc(tools_n, sizeof(*tools_arr));
+	if (!tools_arr) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	cJSON_ArrayForEach(it, tools_doc) {
+		const cJSON *f2 = cJSON_GetObjectItemCaseSensitive(it, "function");
+
+		tools_arr[i].name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f2, "name"));
+		tools_arr[i].description =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f2, "description"));
+		tools_arr[i].parameters = cJSON_GetObjectItemCaseSensitive(f2, "parameters");
+		tools_arr[i].strict = 1;
+		i++;
+	}
+out:
+	cJSON_Delete(sub);
+	if (rc)
+		snprintf(tools_err, sizeof(tools_err), "%s", err_msg());
+	tools_rc = rc;
+}
+
+int agent_tools(const struct llm_tool **tools, size_t *ntools)
+{
+	pthread_once(&tools_once, tools_init);
+	if (tools_rc)
+		return err_set(tools_rc, "%s", tools_err);
+	*tools = tools_arr;
+	*ntools = tools_n;
+	return 0;
+}
+
+/* ======================= Prompts ======================= */
+
+struct form { const char *task; const char *text; };
+
+static const struct form answer_forms[] = {
+	{ "intention.head_turn.approx", "a signed turn in degrees rounded to 5 (\"Turn left ~95 degrees\"), \"Keep facing forward\" below 15 degrees, \"Turn around\" above 165 degrees" },
+	{ "intention.head_turn.relative", "one of the 8 BEV directions (front, front-left, left, back-left, back, back-right, right, front-right)" },
+	{ "intention.gaze_target.approx", "the yaw to the object and its name (\"Look ~40 degrees to the left, at the kettle\")" },
+	{ "intention.gaze_target.relative", "the object relative to a reference object visible at T (\"The kettle, left of the sink\")" },
+	{ "exploration.navigate.approx", "the first leg's direction and the path length (\"Turn left and go forward ~3.2 m\")" },
+	{ "exploration.navigate.relative", "up to two legs, each relative to the heading after the previous one (\"First turn left and go forward, then go front-right\")" },
+	{ "exploitation.next_interaction.approx", "direction, vertical part, distance, hand and verb (\"Front-left, down ~0.6 m, to pick up the cup\")" },
+	{ "exploitation.next_interaction.relative", "direction and verb (\"Turn left to pick up the cup\")" },
+	{ "chain.actions.relative", "[[node ids],[edge letters]]" },
+};
+
+static const char *answer_form(const char *subtask, const char *metric)
+{
+	char key[96];
+	size_t i;
+
+	snprintf(key, sizeof(key), "%s.%s", subtask, metric);
+	for (i = 0; i < ARRAY_SIZE(answer_forms); i++)
+		if (!strcmp(answer_forms[i].task, key))
+			return answer_forms[i].text;
+	return "";
+}
+
+/*
+ * A compact recording summary for the task prompt, computed once per tool
+ * context and thread (the same context serves many sessions).
+ */
+static _Thread_local const struct tool_ctx *summary_ctx;
+static _Thread_local char *summary_text;
+
+static int recording_summary(struct tool_ctx *ctx, const char **out)
+{
+	cJSON *res = NULL;
+	int rc;
+
+	if (summary_ctx == ctx && summary_text) {
+		*out = summary_text;
+		return 0;
+	}
+	rc = tool_call(ctx, "describe_recording", "{\"object_offset\":0,\"object_limit\":60}", &res);
+	if (rc)
+		goto out;
+	free(summary_text);
+	summary_text = cJSON_PrintUnformatted(res);
+	if (!summary_text) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	summary_ctx = ctx;
+	*out = summary_text;
+out:
+	cJSON_Delete(res);
+	return rc;
+}
+
+static int render_embedded(const char *path, const struct tmpl_var *vars,
+			   size_t nvars, char **out)
+{
+	const struct embed_file *f = embed_find(path);
+	struct buf b;
+	int rc;
+
+	if (!f)
+		return err_set(ENG_ENOENT, "'%s' is not embedded", path);
+	buf_init(&b, 1 << 20);
+	rc = tmpl_render(f->data, f->len, vars, nvars, &b);
+	if (rc) {
+		buf_release(&b);
+		return rc;
+	}
+	*out = buf_detach(&b);
+	return *out ? 0 : ENG_ENOMEM;
+}
+
+/* ======================= The trace ======================= */
+
+static cJSON *trace_msg(const struct llm_msg *m)
+{
+	static const char *const roles[] = { "system", "user", "assistant", "tool" };
+	cJSON *o = cJSON_CreateObject();
+	size_t i;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "role", roles[m->role]);
+	if (m->content)
+		cJSON_AddStringToObject(o, "content", m->content);
+	if (m->n_tool_calls) {
+		cJSON *a = cJSON_AddArrayToObject(o, "tool_calls");
+
+		for (i = 0; i < m->n_tool_calls; i++) {
+			cJSON *c = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(c, "id", m->tool_calls[i].id);
+			cJSON_AddStringToObject(c, "name", m->tool_calls[i].name);
+			cJSON_AddStringToObject(c, "arguments", m->tool_calls[i].arguments_json);
+			if (m->tool_calls[i].arguments_error)
+				cJSON_AddStringToObject(c, "arguments_error",
+							m->tool_calls[i].arguments_error);
+			cJSON_AddItemToArray(a, c);
+		}
+	}
+	if (m->tool_call_id)
+		cJSON_AddStringToObject(o, "tool_call_id", m->tool_call_id);
+	if (m->name)
+		cJSON_AddStringToObject(o, "name", m->name);
+	return o;
+}
+
+/* ======================= The session ======================= */
+
+struct history {
+	struct llm_msg *m;
+	size_t n, alloc;
+};
+
+static struct llm_msg *history_push(struct history *h)
+{
+	if (h->n == h->alloc) {
+		size_t a = h->alloc ? 2 * h->alloc : 16;
+		struct llm_msg *p = realloc(h->m, a * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		h->m = p;
+		h->alloc = a;
+	}
+	llm_msg_init(&h->m[h->n], LLM_ROLE_USER);
+	return &h->m[h->n++];
+}
+
+static void history_release(struct history *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++)
+		llm_msg_release(&h->m[i]);
+	free(h->m);
+}
+
+static void set_reason(struct agent_result *out, enum agent_status st,
+		       const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set_reason(struct agent_result *out, enum agent_status st,
+		       const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	out->status = st;
+	snprintf(out->reason_code, sizeof(out->reason_code), "%s", code);
+	va_start(ap, fmt);
+	vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+	va_end(ap);
+}
+
+static int push_tool_result(struct history *h, cJSON *trace, const char *id,
+			    const char *name, const char *content,
+			    size_t max_bytes)
+{
+	struct llm_msg *m = history_push(h);
+	char *cut = NULL;
+	int rc;
+
+	if (!m)
+		return ENG_ENOMEM;
+	if (strlen(content) > max_bytes) {
+		cut = malloc(max_bytes + 64);
+		if (!cut)
+			return ENG_ENOMEM;
+		memcpy(cut, content, max_bytes);
+		snprintf(cut + max_bytes, 64, "...[truncated: %zu bytes]", strlen(content));
+		content = cut;
+	}
+	rc = llm_msg_tool_result(m, id, name, content);
+	free(cut);
+	if (!rc)
+		cJSON_AddItemToArray(trace, trace_msg(m));
+	return rc;
+}
+
+int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session *s,
+	      const struct agent_params *p, struct agent_result *out)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct llm_tool *tools = NULL;
+	size_t ntools = 0, i, am_idx, ncalls;
+	struct history h = { 0 };
+	cJSON *trace = NULL, *doc = NULL;
+	const char *summary = NULL;
+	char *sys = NULL, *task = NULL, path[128], num[4][32];
+	int rc, turn, submits = 0;
+	double t;
+
+	memset(out, 0, sizeof(*out));
+	out->qa.answer_index = -1;
+	rc = agent_tools(&tools, &ntools);
+	if (rc)
+		return rc;
+	rc = recording_summary(ctx, &summary);
+	if (rc)
+		return rc;
+	snprintf(num[0], sizeof(num[0]), "%g", p->truth.window_s);
+	snprintf(num[1], sizeof(num[1]), "%d", s->index);
+	snprintf(num[2], sizeof(num[2]), "%g", p->truth.gaze_lead_s);
+	snprintf(num[3], sizeof(num[3]), "%g", p->truth.interaction_lead_s);
+	{
+		const struct tmpl_var vars[] = {
+			{ "metric", s->metric }, { "window_s", num[0] }, { "index", num[1] },
+			{ "gaze_lead_s", num[2] }, { "interaction_lead_s", num[3] },
+			{ "summary", summary }, { "answer_form", answer_form(s->subtask, s->metric) },
+			{ "k", "3 to 5" },
+		};
+
+		rc = render_embedded("prompts/system.txt", NULL, 0, &sys);
+		if (rc)
+			goto out;
+		snprintf(path, sizeof(path), "prompts/tasks/%s.txt", s->subtask);
+		rc = render_embedded(path, vars, ARRAY_SIZE(vars), &task);
+		if (rc)
+			goto out;
+	}
+	doc = cJSON_CreateObject();
+	trace = cJSON_AddArrayToObject(doc, "messages");
+	if (!doc || !trace) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	cJSON_AddStringToObject(doc, "brain", brain_name(b));
+	cJSON_AddStringToObject(doc, "model", brain_model(b));
+	cJSON_AddStringToObject(doc, "recording", rec ? rec->id : "");
+	cJSON_AddStringToObject(doc, "subtask", s->subtask);
+	cJSON_AddStringToObject(doc, "metric", s->metric);
+	cJSON_AddNumberToObject(doc, "index", s->index);
+	{
+		struct llm_msg *m = history_push(&h);
+
+		if (!m || llm_msg_text(m, LLM_ROLE_SYSTEM, sys)) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		cJSON_AddItemToArray(trace, trace_msg(m));
+		m = history_push(&h);
+		if (!m || llm_msg_text(m, LLM_ROLE_USER, task)) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		cJSON_AddItemToArray(trace, trace_msg(m));
+	}
+
+	set_reason(out, AGENT_DROP, "turn_limit", "no valid submit_qa within %d turns",
+		   p->max_turns);
+	for (turn = 0; turn < p->max_turns; turn++) {
+		struct llm_reply reply;
+		struct llm_msg *am;
+		int done = 0;
+
+		llm_reply_init(&reply);
+		t = now_s();
+		rc = brain_turn(b, s, h.m, h.n, tools, ntools, turn == p->max_turns - 1, &reply);
+		out->t_brain_s += now_s() - t;
+		out->turns++;
+		if (rc) {
+			set_reason(out, AGENT_FAILED, "brain_error", "brain: %s", err_msg());
+			llm_reply_release(&reply);
+			rc = 0;
+			break;
+		}
+		am = history_push(&h);
+		if (!am) {
+			llm_reply_release(&reply);
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		llm_reply_take_msg(&reply, am);
+		llm_reply_release(&reply);
+		{
+			cJSON *tm = trace_msg(am);
+
+			cJSON_AddItemToArray(trace, tm);
+		}
+		if (!am->n_tool_calls && am->content && strstr(am->content, "GIVE UP")) {
+			set_reason(out, AGENT_DROP, "no_clip", "%s", am->content);
+			break;
+		}
+		if (!am->n_tool_calls) {
+			struct llm_msg *um = history_push(&h);
+
+			if (!um || llm_msg_text(um, LLM_ROLE_USER,
+						"Use the tools; when the ground truth is established, call submit_qa.")) {
+				rc = ENG_ENOMEM;
+				goto out;
+			}
+			cJSON_AddItemToArray(trace, trace_msg(um));
+			continue;
+		}
+		am_idx = h.n - 1;
+		ncalls = am->n_tool_calls;
+		for (i = 0; i < ncalls; i++) {
+			/* copies: history_push may move the array that holds the call */
+			const struct llm_tool_call *tc = &h.m[am_idx].tool_calls[i];
+			char *id = strdup(tc->id), *name = strdup(tc->name);
+			char *args = strdup(tc->arguments_json);
+			cJSON *res = NULL;
+			char *text = NULL;
+
+			if (!id || !name || !args) {
+				free(id);
+				free(name);
+				free(args);
+				rc = ENG_ENOMEM;
+				goto out;
+			}
+			if ((int)i >= p->max_calls_per_turn) {
+				rc = push_tool_result(&h, trace, id, name,
+						      "{\"ok\":false,\"error\":\"tool_failed\",\"detail\":\"too many tool calls in one turn; call again\"}",
+						      p->max_result_bytes);
+			} else if (!strcmp(name, SUBMIT_TOOL) && !done) {
+				cJSON *a = cJSON_Parse(args), *viol = cJSON_CreateArray();
+				char code[48] = "";
+
+				submits++;
+				if (!a || !cJSON_IsObject(a) || schema_validate(submit_schema, a, viol)) {
+					cJSON *e = cJSON_CreateObject();
+
+					cJSON_AddBoolToObject(e, "ok", 0);
+					cJSON_AddStringToObject(e, "error", a ? "invalid_arguments" : "invalid_json");
+					cJSON_AddItemToObject(e, "violations", viol);
+					viol = NULL;
+					text = cJSON_PrintUnformatted(e);
+					cJSON_Delete(e);
+				} else {
+					t = now_s();
+					truth_release(&out->qa);
+					rc = truth_build(ctx, rec ? rec->id : "", a, &p->truth, &out->qa,
+							 code, sizeof(code));
+					out->t_truth_s += now_s() - t;
+					if (!rc) {
+						done = 1;
+						out->status = AGENT_QA;
+						out->reason[0] = '\0';
+						out->reason_code[0] = '\0';
+						if (out->qa.note) {
+							out->disagreements++;
+							cJSON_AddStringToObject(doc, "disagreement", out->qa.note);
+						}
+						text = strdup("{\"ok\":true,\"accepted\":true}");
+					} else if (rc == ENG_EINVAL) {
+						cJSON *e = cJSON_CreateObject();
+
+						set_reason(out, AGENT_DROP, code[0] ? code : "rejected", "%s",
+							   err_msg());
+						{
+							const cJSON *tv = cJSON_GetObjectItemCaseSensitive(a, "t_ns");
+							const char *tg = cJSON_GetStringValue(
+								cJSON_GetObjectItemCaseSensitive(a, "target"));
+
+							out->drop_t_ns = cJSON_IsNumber(tv) ? (int64_t)tv->valuedouble : 0;
+							snprintf(out->drop_target, sizeof(out->drop_target), "%s",
+								 tg ? tg : "");
+						}
+						cJSON_AddBoolToObject(e, "ok", 0);
+						cJSON_AddStringToObject(e, "error", "rejected");
+						cJSON_AddStringToObject(e, "reason", code);
+						cJSON_AddStringToObject(e, "detail", err_msg());
+						text = cJSON_PrintUnformatted(e);
+						cJSON_Delete(e);
+						rc = 0;
+					}
+				}
+				cJSON_Delete(viol);
+				cJSON_Delete(a);
+				if (!rc && text)
+					rc = push_tool_result(&h, trace, id, name, text, p->max_result_bytes);
+				else if (!rc)
+					rc = ENG_ENOMEM;
+			} else {
+				t = now_s();
+				rc = tool_call(ctx, name, args, &res);
+				out->t_tools_s += now_s() - t;
+				out->tool_calls++;
+				if (!res) {
+					rc = ENG_ENOMEM;
+				} else {
+					rc = 0;
+					text = cJSON_PrintUnformatted(res);
+					rc = text ? push_tool_result(&h, trace, id, name, text,
+								     p->max_result_bytes)
+						  : ENG_ENOMEM;
+				}
+				cJSON_Delete(res);
+			}
+			free(text);
+			free(id);
+			free(name);
+			free(args);
+			if (rc)
+				goto out;
+		}
+		if (done)
+			break;
+		if (submits >= p->max_submit_attempts) {
+			/* the reason of the last rejection stands */
+			break;
+		}
+	}
+	cJSON_AddNumberToObject(doc, "turns", out->turns);
+	cJSON_AddStringToObject(doc, "status", out->status == AGENT_QA ? "qa"
+				: out->status == AGENT_DROP ? "drop" : "failed");
+	if (out->status != AGENT_QA)
+		cJSON_AddStringToObject(doc, "reason", out->reason);
+	out->trace_json = cJSON_PrintUnformatted(doc);
+	if (!out->trace_json)
+		rc = ENG_ENOMEM;
+out:
+	cJSON_Delete(doc);
+	history_release(&h);
+	free(sys);
+	free(task);
+	return rc;
+}
