@@ -232,7 +232,7 @@ int fixation_detect(const struct fixation_input *in,
 		float x = d[0], y = d[1], z = d[2], ex, ey, ez;
 
 #if defined(__GNUC__)
-		/* ~2.5 KB ahead: +30-60% once the samples are out of cache */
+		/* ~2.5 KB ahead: +20-100% once the samples are out of cache */
 		__builtin_prefetch(dp + (i + FIX_PREFETCH < in->n ?
 					 i + FIX_PREFETCH : i) * in->d_stride);
 #endif
