@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * 4-wide BVH over oriented boxes: binned-SAH build, refit, and single-ray
+ * 8-wide BVH over oriented boxes: binned-SAH build, refit, and single-ray
  * traversal with SSE2 node and leaf tests (a scalar path elsewhere).
  */
 #include "bvh.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Ray caster over a set of oriented boxes: a 4-wide bounding volume
+ * Ray caster over a set of oriented boxes: an 8-wide bounding volume
  * hierarchy (binned SAH over the boxes' world AABBs) whose leaves hold up
  * to four boxes stored SoA and tested exactly with the ray_obb slab test.
  * Answers are identical to a brute-force loop over ray_obb: the nearest
