@@ -341,7 +341,7 @@ static void test_errors(void **state)
 
 /* ======================= Real MPS gaze ======================= */
 
-#define MPS_GAZE "tests/data/mps_gaze/generalized_eye_gaze.csv"
+#define MPS_GAZE "tests/data/mps/eye_gaze/generalized_eye_gaze.csv"
 #define MPS_MAX 256
 
 /* Index of the comma-separated field `name` in the header, or -1. */
@@ -416,7 +416,7 @@ static size_t load_mps(struct gaze *g, size_t cap)
  *
  * python3 - <<'EOF'
  * import csv, math
- * R = list(csv.DictReader(open('tests/data/mps_gaze/generalized_eye_gaze.csv')))
+ * R = list(csv.DictReader(open('tests/data/mps/eye_gaze/generalized_eye_gaze.csv')))
  * t = [int(r['tracking_timestamp_us']) * 1000 for r in R]
  * def unit(v):
  *     n = math.sqrt(sum(c * c for c in v)); return [c / n for c in v]
