@@ -124,8 +124,10 @@ int ans_normalise(struct answer *a, const struct disc_params *p);
  * front-right", "Look ~40° to the left, at the kettle", "The kettle, left of
  * the sink", "Turn left and go forward ~3.2 m", "First turn left and go
  * forward, then go front-right", "Front-left, down ~0.6 m, to pick up the
- * cup", "Turn left to pick up the cup", "[[3,1,7],[\"B\",\"E\"]]". Returns
- * 0, ENG_EINVAL for a non-canonical value, or a template/buffer error.
+ * cup", "Turn left to pick up the cup", "[[3,1,7],[\"B\",\"E\"]]". The
+ * value should be canonical (forward and around are recognised as exactly 0
+ * and 180). Returns 0, ENG_EINVAL for an invalid value (one ans_normalise()
+ * refuses), or a template/buffer error.
  */
 int ans_render(const struct answer *a, struct buf *out);
 
@@ -186,8 +188,8 @@ bool ans_name_equal(const char *a, const char *b);
  * CamelCase and '_' split into lowercase words ("BlackCeramicMug" -> "black
  * ceramic mug", "WoodenFork_1" -> "wooden fork"). A trailing instance index
  * ("_1", "_2") is dropped when no name in `others` (the other objects of
- * the scene, may include `name` itself) has the same base; otherwise it is
- * kept as "(2)" so that the question names the instance ("candle (2)").
+ * the scene, without this one) has the same base; otherwise it is kept as
+ * "(2)" so that the question names the instance ("candle (2)").
  * Returns 0, ENG_ETOOBIG when out is too small, or ENG_EINVAL when another
  * object has the same display name even with its index (the instance
  * cannot be named; the caller should not ask about it).

@@ -1025,8 +1025,14 @@ static void gen_nav_approx(struct ws *w, const struct answer *t,
 		}
 }
 
+/*
+ * Route negatives. Options with the truth's number of legs come first (an
+ * option with another count differs in length, and a one-leg route is often
+ * contained in a two-leg one, which the substring check refuses).
+ */
 static void gen_nav_rel(struct ws *w, const struct answer *t, const struct qc_context *ctx)
 {
+	bool two = t->nlegs == 2;
 	struct answer c = *t;
 	size_t i;
 	int x, y;
@@ -1034,38 +1040,49 @@ static void gen_nav_rel(struct ws *w, const struct answer *t, const struct qc_co
 	c.legs[0] = bev_dir_mirror(t->legs[0]);
 	c.legs[1] = bev_dir_mirror(t->legs[1]);
 	add(w, &c, 1);
-	if (t->nlegs == 2) {
+	for (x = -1; x <= 1; x += 2) {
+		c = *t;
+		c.legs[0] = dir_add(t->legs[0], x);
+		add(w, &c, 1);
+		if (two) {
+			c = *t;
+			c.legs[1] = dir_add(t->legs[1], x);
+			add(w, &c, 1);
+		}
+	}
+	if (two) {
 		c = *t;
 		c.legs[0] = bev_dir_mirror(t->legs[0]);
 		add(w, &c, 1);
 		c = *t;
 		c.legs[1] = bev_dir_mirror(t->legs[1]);
 		add(w, &c, 1);
-	}
-	for (x = -1; x <= 1; x += 2) {
+	} else {
 		c = *t;
-		c.legs[0] = dir_add(t->legs[0], x);
+		c.legs[0] = dir_add(t->legs[0], 4);
+		add(w, &c, 1);
+		c.legs[0] = BEV_FRONT;
+		add(w, &c, 1);
+		c.legs[0] = BEV_BACK;
 		add(w, &c, 1);
 	}
-	c = *t;
-	c.nlegs = 1;
-	c.legs[0] = dir_add(t->legs[0], 4);
-	add(w, &c, 1);
 	for (i = 0; i < ctx->ndirs; i++) {
 		c = *t;
 		c.nlegs = 1;
 		c.legs[0] = ctx->dirs[i];
-		add(w, &c, 1);
+		add(w, &c, two ? 3 : 1);
 	}
 	for (x = 0; x < BEV_NDIR; x++) {
 		c = *t;
 		c.nlegs = 1;
 		c.legs[0] = (enum bev_dir)x;
-		add(w, &c, 2);
-		if (x != BEV_FRONT) {
+		add(w, &c, two ? 3 : 2);
+		if (two && x != BEV_FRONT) {
 			c = *t;
-			c.nlegs = 2;
 			c.legs[1] = (enum bev_dir)x;
+			add(w, &c, 2);
+			c = *t;
+			c.legs[0] = (enum bev_dir)x;
 			add(w, &c, 2);
 		}
 	}
@@ -1367,6 +1384,38 @@ static void order_pool(struct ws *w, struct rng *rng, int nbrain)
 	}
 }
 
+/*
+ * When the greedy selection falls short, one chosen negative may be what
+ * blocks the others (a one-leg route contained in every two-leg one): try
+ * each chosen negative in turn, leave it out and fill again in pool order.
+ * Keeps the first full set found. Returns true when the set is full.
+ */
+static bool refill_without_one(struct ws *w, int want)
+{
+	int saved[QC_MAX_OPTIONS], nsaved = w->nchosen, drop, i;
+
+	memcpy(saved, w->chosen, sizeof(saved));
+	for (drop = 0; drop < nsaved; drop++) {
+		int banned = saved[drop];
+
+		w->nchosen = 0;
+		for (i = 0; i < nsaved; i++)
+			if (i != drop)
+				w->chosen[w->nchosen++] = saved[i];
+		for (i = 0; i < w->npool && w->nchosen < want; i++) {
+			int ci = w->order[i];
+
+			if (ci != banned && compatible(w, ci, -1))
+				w->chosen[w->nchosen++] = ci;
+		}
+		if (w->nchosen == want)
+			return true;
+	}
+	w->nchosen = nsaved;
+	memcpy(w->chosen, saved, sizeof(saved));
+	return false;
+}
+
 int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 		     const char *question, const char *qa_id,
 		     const struct qc_params *p, struct qc_options *out)
@@ -1468,6 +1517,8 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 	w->nchosen = best_n;
 	memcpy(w->chosen, best, sizeof(best));
 	brain_rejected += best_rej;
+	if (w->nchosen < n - 1 && w->nchosen > 0)
+		refill_without_one(w, n - 1);
 	memset(out, 0, sizeof(*out));
 	memset(&res, 0, sizeof(res));
 	if (w->nchosen < n - 1) {

@@ -172,9 +172,13 @@ int qc_check_text(const char *question, const char *const *options, int n,
  * Proposals are parsed with ans_parse() and kept, in order, when they pass
  * the margins against the truth and the options kept so far and the
  * pairwise text checks (meta, near-duplicate, substring, permutation); the
- * engine's own negatives (hardest first) fill the rest. When the length or
- * overlap check then fails, up to max_repairs swaps of one negative for
- * another candidate are tried. The options are finally shuffled with
+ * engine's own negatives (hardest first, families interleaved) fill the
+ * rest. A selection that falls short is retried with reshuffled tiers (up
+ * to max_repairs times) and then with each chosen negative left out in
+ * turn. When the length or overlap check then fails, up to max_repairs
+ * swaps of one negative for another candidate are tried. For interactions
+ * a proposal's hand is made to match the truth's form (no hand when the
+ * truth names none). The options are finally shuffled with
  * qc_shuffle(seed of qa_id).
  *
  * Returns 0 with out->qc.pass true (a usable item), 0 with out->qc.pass
