@@ -1341,8 +1341,10 @@ static void interleave(struct ws *w, int *v, int n)
 	int out[POOL_MAX], no = 0, i;
 	bool taken[POOL_MAX] = { false };
 
+	if (n <= 0)
+		return;
 	while (no < n) {
-		unsigned seen[POOL_MAX];
+		unsigned seen[POOL_MAX] = { 0 };
 		int nseen = 0;
 
 		for (i = 0; i < n; i++) {
