@@ -157,8 +157,9 @@ static int norm_yaw(float *yaw, const struct disc_params *p, const char *field)
 
 static int norm_dist(float *d, const struct disc_params *p)
 {
-	if (!isfinite(*d) || *d < 0)
-		return err_set(ENG_EINVAL, "answer: distance_m must be a finite value >= 0");
+	if (!isfinite(*d) || *d < 0 || *d > ANS_DIST_MAX_M)
+		return err_set(ENG_EINVAL, "answer: distance_m must be in 0..%g",
+			       (double)ANS_DIST_MAX_M);
 	*d = disc_distance(p, *d);
 	if (*d <= 0.0f)
 		return err_set(ENG_EINVAL, "answer: distance_m rounds to 0");
@@ -1239,7 +1240,10 @@ static int parse_nav_relative(const struct toks *ts, struct answer *a)
 	return 0;
 }
 
-/* Hand phrase anywhere: "right hand", "left hand", "both hands", "two hands". */
+/*
+ * A hand phrase anywhere: "with the right hand", "using both hands", "with
+ * two hands", "with your left hand". *start is the index of with/using.
+ */
 static enum rec_hand find_hand(const struct toks *ts, int *start)
 {
 	int i;
@@ -1259,13 +1263,15 @@ static enum rec_hand find_hand(const struct toks *ts, int *start)
 			int s = i;
 
 			while (s > 0 && (word_in(&ts->t[s - 1], w_article) ||
-					 is_word(&ts->t[s - 1], "with") ||
-					 is_word(&ts->t[s - 1], "using") ||
 					 is_word(&ts->t[s - 1], "your") ||
 					 is_word(&ts->t[s - 1], "their")))
 				s--;
-			*start = s;
-			return h;
+			/* only "with/using ... hand": "the right hand glove" is an object */
+			if (s > 0 && (is_word(&ts->t[s - 1], "with") ||
+				      is_word(&ts->t[s - 1], "using"))) {
+				*start = s - 1;
+				return h;
+			}
 		}
 	}
 	*start = -1;

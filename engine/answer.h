@@ -32,6 +32,7 @@
 #define ANS_CHAIN_MAX 8   /* nodes of a chain */
 #define ANS_CHAIN_BASE 1  /* node ids are 1-based indices into the candidate set */
 #define ANS_TEXT_MAX 512  /* cap of one rendered option, with the NUL */
+#define ANS_DIST_MAX_M 1000.0f /* largest distance an answer may hold */
 
 /*
  * The kinds, one per sub-task and metric. ans_kind_name() gives the
@@ -112,8 +113,8 @@ int ans_set_text(char *field, size_t size, const char *s);
  * distances rounded with disc_distance(); names trimmed. Returns 0, or
  * ENG_EINVAL with err_msg() naming the field when a value is out of range
  * (bad direction, hand, relation, leg count, chain length or node id,
- * non-finite number, distance that rounds to 0, empty required name, object
- * equal to the reference).
+ * non-finite number, distance that rounds to 0 or exceeds ANS_DIST_MAX_M,
+ * empty required name, object equal to the reference).
  */
 int ans_normalise(struct answer *a, const struct disc_params *p);
 

@@ -410,6 +410,9 @@ static void test_parse_free_text(void **state)
 		{ ANS_INTERACT_RELATIVE, "Step forward to pick up spatula",
 		  "{\"kind\":\"exploitation.next_interaction.relative\",\"direction\":\"front\","
 		  "\"verb\":\"pick up\",\"object\":\"spatula\"}" },
+		{ ANS_INTERACT_RELATIVE, "Turn left to pick up the right hand glove",
+		  "{\"kind\":\"exploitation.next_interaction.relative\",\"direction\":\"left\","
+		  "\"verb\":\"pick up\",\"object\":\"right hand glove\"}" },
 		{ ANS_CHAIN, "[[3, 1, 7], [\"B\", \"E\"]]",
 		  "{\"kind\":\"chain.actions.relative\",\"nodes\":[3,1,7],\"edges\":[\"B\",\"E\"]}" },
 		{ ANS_CHAIN, "The answer is [[3,1,7],[left, front right]].",
@@ -463,6 +466,7 @@ static void test_parse_errors(void **state)
 		{ ANS_CHAIN, "[[1,2],[\"Z\"]]" },
 		{ ANS_CHAIN, "no chain here" },
 		{ ANS_NAV_APPROX, "Go forward 0.02 m" },      /* rounds to 0 */
+		{ ANS_NAV_APPROX, "Go forward 5000 m" },      /* past ANS_DIST_MAX_M */
 	};
 	size_t i;
 
