@@ -17,8 +17,9 @@
  * usage: bench_astar           run everything
  *        bench_astar --gen DIR only write the maps and scenarios into DIR
  * output: "astar 512: ours X q/s, boost Y q/s, ratio Z" per map (ratio =
- * ours / boost), "astar 512 networkx subset: ours X q/s, networkx Y q/s,
- * ratio Z", and the cost sums.
+ * ours / boost; boost = adjacency_list graph), the same for Boost's CSR
+ * graph ("astar 512 csr: ... boost-csr ..."), "astar 512 networkx subset:
+ * ours X q/s, networkx Y q/s, ratio Z", and the cost sums.
  */
 #include <errno.h>
 #include <math.h>
@@ -239,36 +240,42 @@ out:
 	return rc;
 }
 
+/* One "result NAME queries N cost S seconds T" line of an anchor. */
+struct anchor_result {
+	char name[32];
+	size_t n;
+	double cost, secs;
+};
+
 /*
- * Runs an anchor command; echoes its informative lines with a prefix and
- * parses "result ... queries N cost S seconds T". Returns 0, 1 when the
- * anchor or its interpreter is missing (exit 3 or 127), -1 on failure.
+ * Runs an anchor command, echoes its other lines with a prefix and parses
+ * up to cap result lines into res. Returns the count, 0 when the anchor or
+ * its interpreter is missing (exit 3 or 127), -1 on failure.
  */
-static int run_anchor(const char *cmd, const char *tag, size_t *nq,
-		      double *cost, double *secs)
+static int run_anchor(const char *cmd, const char *tag,
+		      struct anchor_result *res, int cap)
 {
 	char line[512];
 	FILE *p;
-	int found = 0, st;
+	int k = 0, st;
 
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
 	while (fgets(line, sizeof(line), p)) {
-		char *q = strstr(line, "queries ");
-
-		if (!strncmp(line, "result", 6) && q &&
-		    sscanf(q, "queries %zu cost %lf seconds %lf", nq, cost, secs) == 3)
-			found = 1;
+		if (k < cap && sscanf(line, "result %31s queries %zu cost %lf seconds %lf",
+				      res[k].name, &res[k].n, &res[k].cost,
+				      &res[k].secs) == 4)
+			k++;
 		else
 			printf("  %s: %s", tag, line);
 	}
 	st = pclose(p);
 	if (WIFEXITED(st) && (WEXITSTATUS(st) == 3 || WEXITSTATUS(st) == 127))
-		return 1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !found)
+		return 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !k)
 		return -1;
-	return 0;
+	return k;
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -302,39 +309,61 @@ static int same_cost(double a, double b)
 	return fabs(a - b) <= 1e-6 * (fabs(a) > 1 ? fabs(a) : 1);
 }
 
+/* Prints the cost check and the speed line of one comparison. */
+static void report(const char *what, const char *anchor, double qps,
+		   double sum, size_t nq, const struct anchor_result *r)
+{
+	if (r->n != nq || r->secs <= 0) {
+		printf("%s: ours %.1f q/s, %s failed\n", what, qps, anchor);
+		return;
+	}
+	printf("%s: cost sum ours %.6f, %s %.6f (%s)\n", what, sum, anchor,
+	       r->cost, same_cost(sum, r->cost) ? "equal" : "DIFFERENT");
+	printf("%s: ours %.1f q/s, %s %.2f q/s, ratio %.2f\n", what, qps, anchor,
+	       (double)r->n / r->secs, qps * r->secs / (double)r->n);
+}
+
 static int bench_one(const char *dir, const struct bench_map *bm,
 		     const char *anchors, const char *scripts)
 {
 	char map_path[512], scen_path[512], cmd[2048], boost[600], name[64];
-	double qps, sum, expd, acost, asecs;
-	size_t nq, an;
-	int rc;
+	char what[96];
+	struct anchor_result res[2];
+	double qps, sum, expd;
+	size_t nq;
+	int k, i;
 
 	snprintf(name, sizeof(name), "/random%d.map", bm->size);
 	if (cat2(map_path, sizeof(map_path), dir, name) ||
-	    cat2(scen_path, sizeof(scen_path), map_path, ".scen"))
+	    cat2(scen_path, sizeof(scen_path), map_path, ".scen") ||
+	    cat2(boost, sizeof(boost), anchors, "/astar_boost"))
 		return -1;
 	if (time_ours(map_path, scen_path, (size_t)-1, &qps, &sum, &nq, &expd))
 		return -1;
 	printf("astar %d: %zu queries, %.0f nodes expanded per query\n", bm->size,
 	       nq, expd);
-	if (cat2(boost, sizeof(boost), anchors, "/astar_boost"))
-		return -1;
-	if (access(boost, X_OK)) {
-		printf("astar %d: ours %.1f q/s, boost missing (no %s; install libboost-graph-dev)\n",
-		       bm->size, qps, boost);
-	} else {
+	snprintf(what, sizeof(what), "astar %d", bm->size);
+	k = -1;
+	if (!access(boost, X_OK)) {
 		snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' %d", boost, map_path,
 			 scen_path, REPS);
-		rc = run_anchor(cmd, "boost", &an, &acost, &asecs);
-		if (rc || an != nq) {
-			printf("astar %d: ours %.1f q/s, boost failed\n", bm->size, qps);
-		} else {
-			printf("astar %d: cost sum ours %.6f, boost %.6f (%s)\n",
-			       bm->size, sum, acost,
-			       same_cost(sum, acost) ? "equal" : "DIFFERENT");
-			printf("astar %d: ours %.1f q/s, boost %.1f q/s, ratio %.2f\n",
-			       bm->size, qps, (double)an / asecs, qps * asecs / (double)an);
+		k = run_anchor(cmd, "boost", res, 2);
+	}
+	if (k < 0 && access(boost, X_OK)) {
+		printf("%s: ours %.1f q/s, boost missing (no %s; install libboost-graph-dev)\n",
+		       what, qps, boost);
+	} else if (k <= 0) {
+		printf("%s: ours %.1f q/s, boost failed\n", what, qps);
+	} else {
+		/* the adjacency_list line is "boost", the CSR graph its own line */
+		for (i = 0; i < k; i++) {
+			if (!strcmp(res[i].name, "adjacency_list"))
+				report(what, "boost", qps, sum, nq, &res[i]);
+		}
+		snprintf(what, sizeof(what), "astar %d csr", bm->size);
+		for (i = 0; i < k; i++) {
+			if (!strcmp(res[i].name, "csr"))
+				report(what, "boost-csr", qps, sum, nq, &res[i]);
 		}
 	}
 	if (bm->size != 512)
@@ -344,18 +373,15 @@ static int bench_one(const char *dir, const struct bench_map *bm,
 		return -1;
 	snprintf(cmd, sizeof(cmd), "python3 '%s/astar_networkx.py' '%s' '%s' %d 2>&1",
 		 scripts, map_path, scen_path, NX_SUBSET);
-	rc = run_anchor(cmd, "networkx", &an, &acost, &asecs);
-	if (rc == 1) {
-		printf("astar 512 networkx subset: ours %.1f q/s, networkx missing (install python3-networkx)\n",
-		       qps);
-	} else if (rc || an != nq) {
-		printf("astar 512 networkx subset: ours %.1f q/s, networkx failed\n", qps);
-	} else {
-		printf("astar 512 networkx subset: cost sum ours %.6f, networkx %.6f (%s)\n",
-		       sum, acost, same_cost(sum, acost) ? "equal" : "DIFFERENT");
-		printf("astar 512 networkx subset: ours %.1f q/s, networkx %.2f q/s, ratio %.0f\n",
-		       qps, (double)an / asecs, qps * asecs / (double)an);
-	}
+	k = run_anchor(cmd, "networkx", res, 1);
+	snprintf(what, sizeof(what), "astar 512 networkx subset");
+	if (k == 0)
+		printf("%s: ours %.1f q/s, networkx missing (install python3-networkx)\n",
+		       what, qps);
+	else if (k < 0)
+		printf("%s: ours %.1f q/s, networkx failed\n", what, qps);
+	else
+		report(what, "networkx", qps, sum, nq, &res[0]);
 	return 0;
 }
 

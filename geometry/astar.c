@@ -32,16 +32,36 @@ struct astar__node {
 };
 
 /*
- * An open-list entry: the node and its padded coordinates (so that no
- * division is needed to find them). The open list is lazy: a node whose g
- * improves is pushed again and its older entries are skipped when they
- * surface (the node is closed by then).
+ * Open-list keys are f in fixed point, f * 2^kbits. A path cost is a +
+ * b sqrt(2) with a + b at most P, the passable cell count (search-tree
+ * paths are simple), and two different such costs differ by at least
+ * 1 / ((1 + sqrt 2) P) = 0.41 / P. astar_ws_load() picks 2^kbits >= 10 P,
+ * so such costs get keys at least 3 apart: ordering by key is ordering by
+ * f, and only true ties (up to rounding) share a key.
  */
-struct astar__hent {
-	double f;       /* g + h when pushed */
+/*
+ * An open-list entry: its key, the node and its padded coordinates (so
+ * that no division is needed to find them). The open list is lazy: a node
+ * whose g improves is pushed again and its older entries are skipped when
+ * they surface (the node is closed by then).
+ */
+struct astar__ent {
+	uint64_t key;   /* f when pushed, fixed point */
 	int32_t node;   /* padded index */
 	uint16_t x, y;  /* padded coordinates */
 };
+
+/*
+ * The open list is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan 1990):
+ * A* with a consistent heuristic takes keys in non-decreasing order, so an
+ * entry can live in bucket b = the highest bit in which its key differs
+ * from the last key taken (bucket 0: equal keys). Taking the minimum
+ * empties bucket 0 first (newest entry first, so ties go to the newest
+ * node), else finds the least entry of the lowest non-empty bucket, makes
+ * it the last key and spreads that bucket over the lower ones. Buckets are
+ * singly linked lists of slots in a pool, so entries never move.
+ */
+#define ASTAR_NBUCKET 65
 
 struct astar_ws {
 	int max_w, max_h;      /* size the workspace was made for */
@@ -53,9 +73,14 @@ struct astar_ws {
 	int32_t off[8];        /* index offset of each move */
 	uint8_t prune[8][256]; /* see prune_init() */
 	struct astar__node *nodes;
-	struct astar__hent *heap; /* the open list, a 4-ary heap */
-	size_t hn, heap_cap;   /* entries in use, capacity */
-	struct astar__hent *stack; /* open nodes whose f equals the current f */
+	struct astar__ent *pool; /* open-list entries */
+	int32_t *pnext;        /* next slot in a bucket or in the free list */
+	size_t ptop, pool_cap; /* slots handed out this query, capacity */
+	int32_t pfree;         /* free slots, -1 when none */
+	int32_t head[ASTAR_NBUCKET]; /* first slot of each bucket, -1 empty */
+	uint64_t nonempty;     /* bit b - 1 set when bucket b (1..64) holds any */
+	uint64_t last;         /* last key taken */
+	double kscale;         /* 2^kbits, see above */
 	bool oom;              /* the open list ran out of room */
 	size_t compactions;    /* open-list compactions so far */
 	int32_t *queue;        /* flood-fill queue */
@@ -119,12 +144,12 @@ struct astar_ws *astar_ws_new(int max_w, int max_h)
 	ws->pass = calloc(cap, 1);
 	ws->moves = calloc(cap, 1);
 	ws->nodes = calloc(cap, sizeof(*ws->nodes));
-	ws->heap = malloc(cap * sizeof(*ws->heap));
-	ws->heap_cap = cap;
-	ws->stack = malloc(cap * sizeof(*ws->stack));
+	ws->pool = malloc(cap * sizeof(*ws->pool));
+	ws->pnext = malloc(cap * sizeof(*ws->pnext));
+	ws->pool_cap = cap;
 	ws->queue = malloc(cap * sizeof(*ws->queue));
 	ws->scratch = malloc((size_t)max_w * (size_t)max_h);
-	if (!ws->pass || !ws->moves || !ws->nodes || !ws->heap || !ws->stack ||
+	if (!ws->pass || !ws->moves || !ws->nodes || !ws->pool || !ws->pnext ||
 	    !ws->queue || !ws->scratch) {
 		astar_ws_free(ws);
 		return NULL;
@@ -139,8 +164,8 @@ void astar_ws_free(struct astar_ws *ws)
 	free(ws->pass);
 	free(ws->moves);
 	free(ws->nodes);
-	free(ws->heap);
-	free(ws->stack);
+	free(ws->pool);
+	free(ws->pnext);
 	free(ws->queue);
 	free(ws->scratch);
 	free(ws);
@@ -148,8 +173,8 @@ void astar_ws_free(struct astar_ws *ws)
 
 int astar_ws_load(struct astar_ws *ws, const struct grid *g)
 {
-	size_t n;
-	int x, y, d, W;
+	size_t n, passable = 0;
+	int x, y, d, W, kbits;
 
 	if (g->w < 1 || g->h < 1 || g->w > ws->max_w || g->h > ws->max_h)
 		return ENG_EINVAL;
@@ -161,9 +186,15 @@ int astar_ws_load(struct astar_ws *ws, const struct grid *g)
 		const uint8_t *src = g->cells + (size_t)y * (size_t)g->w;
 		uint8_t *dst = ws->pass + (size_t)(y + 1) * (size_t)W + 1;
 
-		for (x = 0; x < g->w; x++)
+		for (x = 0; x < g->w; x++) {
 			dst[x] = src[x] == GRID_FREE;
+			passable += dst[x];
+		}
 	}
+	kbits = 16;
+	while (kbits < 32 && ldexp(1.0, kbits) < 10.0 * (double)passable)
+		kbits++;
+	ws->kscale = ldexp(1.0, kbits);
 	for (d = 0; d < 8; d++)
 		ws->off[d] = move_dy[d] * W + move_dx[d];
 	/* the no-corner-cutting rule is folded into the masks here */
@@ -209,65 +240,6 @@ static void next_gen(struct astar_ws *ws)
 	ws->seen = 2;
 }
 
-/* ---------------------------------------------------------------- */
-/* 4-ary heap keyed on f: the children of slot i are 4i + 1 .. 4i + 4.  */
-
-static inline void heap_up(struct astar__hent *hp, size_t i)
-{
-	struct astar__hent e = hp[i];
-
-	while (i > 0) {
-		size_t p = (i - 1) >> 2;
-
-		if (!(e.f < hp[p].f))
-			break;
-		hp[i] = hp[p];
-		i = p;
-	}
-	hp[i] = e;
-}
-
-/* The child of the smallest f among hp[c .. c + k), k in 1..4. */
-static inline size_t heap_min_child(const struct astar__hent *hp, size_t c,
-				    size_t k)
-{
-	size_t a, b;
-
-	if (k == 4) {
-		a = c + (hp[c + 1].f < hp[c].f);
-		b = c + 2 + (hp[c + 3].f < hp[c + 2].f);
-		return hp[b].f < hp[a].f ? b : a;
-	}
-	a = c;
-	for (b = c + 1; b < c + k; b++)
-		if (hp[b].f < hp[a].f)
-			a = b;
-	return a;
-}
-
-/*
- * Removes the root of a heap of n + 1 entries: the hole walks down to a
- * leaf along the smallest children (selected without branches), then the
- * last entry fills it and sifts up (usually not far).
- */
-static inline void heap_pop_root(struct astar__hent *hp, size_t n)
-{
-	size_t i = 0, c;
-
-	if (!n)
-		return;
-	for (;;) {
-		c = 4 * i + 1;
-		if (c >= n)
-			break;
-		c = heap_min_child(hp, c, n - c < 4 ? n - c : 4);
-		hp[i] = hp[c];
-		i = c;
-	}
-	hp[i] = hp[n];
-	heap_up(hp, i);
-}
-
 static inline double octile(int dx, int dy)
 {
 	int ax = dx < 0 ? -dx : dx, ay = dy < 0 ? -dy : dy;
@@ -275,22 +247,47 @@ static inline double octile(int dx, int dy)
 	return ax > ay ? ax + (SQRT2 - 1) * ay : ay + (SQRT2 - 1) * ax;
 }
 
-/* Restores the heap order of hp[0 .. n) from scratch. */
-static void heap_build(struct astar__hent *hp, size_t n)
+static inline uint64_t key_of(const struct astar_ws *ws, double f)
 {
-	size_t i;
+	return (uint64_t)(f * ws->kscale);
+}
 
-	for (i = 1; i < n; i++)
-		heap_up(hp, i);
+/* ---------------------------------------------------------------- */
+/* Open list: radix heap                                              */
+
+static void open_reset(struct astar_ws *ws, uint64_t first)
+{
+	int b;
+
+	for (b = 0; b < ASTAR_NBUCKET; b++)
+		ws->head[b] = -1;
+	ws->nonempty = 0;
+	ws->last = first;
+	ws->ptop = 0;
+	ws->pfree = -1;
+	ws->oom = false;
+}
+
+static inline int bucket_of(uint64_t last, uint64_t key)
+{
+	return key == last ? 0 : 64 - __builtin_clzll(key ^ last);
+}
+
+static inline void link_slot(struct astar_ws *ws, int32_t slot, int b)
+{
+	ws->pnext[slot] = ws->head[b];
+	ws->head[b] = slot;
+	if (b)
+		ws->nonempty |= (uint64_t)1 << (b - 1);
 }
 
 /* True when entry e still describes an open node's current g. */
-static bool entry_live(const struct astar_ws *ws, const struct astar__hent *e)
+static bool entry_live(const struct astar_ws *ws, const struct astar__ent *e)
 {
 	const struct astar__node *v = &ws->nodes[e->node];
 
 	return v->stamp == ws->seen && v->pdir >= -1 &&
-	       e->f == v->g + octile(e->x - ws->gx, e->y - ws->gy);
+	       e->key == key_of(ws, v->g + octile(e->x - ws->gx, e->y - ws->gy));
 }
 
 /* Flips a node's pdir to -2 - pdir and back (start's -1 is never open). */
@@ -301,58 +298,109 @@ static void mark_flip(struct astar_ws *ws, int32_t node)
 
 /*
  * Drops the entries that can no longer matter (closed nodes, superseded
- * g values, duplicates) and rebuilds the heap, leaving at most one entry
- * per open node. Kept nodes are marked (mark_flip) during the pass to
- * spot duplicates and unmarked after it.
+ * g values, duplicates), leaving at most one entry per open node, fewer
+ * than the padded cell count. Kept nodes are marked (mark_flip) during
+ * the pass to spot duplicates and unmarked after it.
  */
 static void open_compact(struct astar_ws *ws)
 {
-	size_t i, k = 0;
+	int b;
 
 	ws->compactions++;
-	for (i = 0; i < ws->hn; i++) {
-		if (!entry_live(ws, &ws->heap[i]))
-			continue;
-		mark_flip(ws, ws->heap[i].node);
-		ws->heap[k++] = ws->heap[i];
+	for (b = 0; b < ASTAR_NBUCKET; b++) {
+		int32_t prev = -1, slot = ws->head[b];
+
+		while (slot >= 0) {
+			int32_t nxt = ws->pnext[slot];
+
+			if (entry_live(ws, &ws->pool[slot])) {
+				mark_flip(ws, ws->pool[slot].node);
+				prev = slot;
+			} else {
+				if (prev < 0)
+					ws->head[b] = nxt;
+				else
+					ws->pnext[prev] = nxt;
+				ws->pnext[slot] = ws->pfree;
+				ws->pfree = slot;
+			}
+			slot = nxt;
+		}
+		if (b && ws->head[b] < 0)
+			ws->nonempty &= ~((uint64_t)1 << (b - 1));
 	}
-	for (i = 0; i < k; i++)
-		mark_flip(ws, ws->heap[i].node);
-	ws->hn = k;
-	heap_build(ws->heap, k);
+	for (b = 0; b < ASTAR_NBUCKET; b++) {
+		int32_t slot;
+
+		for (slot = ws->head[b]; slot >= 0; slot = ws->pnext[slot])
+			mark_flip(ws, ws->pool[slot].node);
+	}
 }
 
 /*
- * Adds e to the open list. When the heap is full it is compacted first;
- * if that frees nothing, ws->oom is set (this cannot happen with the
- * full capacity: there are fewer open nodes than padded cells).
+ * Adds e to the open list. A key below the last one taken (rounding can
+ * put a tie a hair below) is raised to it. When the pool is full it is
+ * compacted first; if that frees nothing, ws->oom is set, which cannot
+ * happen at full capacity (fewer open nodes than padded cells).
  */
-static inline void open_push(struct astar_ws *ws, const struct astar__hent *e)
+static inline void open_push(struct astar_ws *ws, struct astar__ent e)
 {
-	if (ws->hn == ws->heap_cap) {
+	int32_t slot;
+
+	if (e.key < ws->last)
+		e.key = ws->last;
+	if (ws->pfree < 0 && ws->ptop == ws->pool_cap)
 		open_compact(ws);
-		if (ws->hn == ws->heap_cap) {
-			ws->oom = true;
-			return;
-		}
+	if (ws->pfree >= 0) {
+		slot = ws->pfree;
+		ws->pfree = ws->pnext[slot];
+	} else if (ws->ptop < ws->pool_cap) {
+		slot = (int32_t)ws->ptop++;
+	} else {
+		ws->oom = true;
+		return;
 	}
-	ws->heap[ws->hn] = *e;
-	heap_up(ws->heap, ws->hn++);
+	ws->pool[slot] = e;
+	link_slot(ws, slot, bucket_of(ws->last, e.key));
 }
 
-/* Takes the entry of least f into *e; false when the list is empty. */
-static inline bool open_pop(struct astar_ws *ws, struct astar__hent *e)
+/* Takes an entry of least key into *e; false when the list is empty. */
+static inline bool open_pop(struct astar_ws *ws, struct astar__ent *e)
 {
-	if (!ws->hn)
-		return false;
-	*e = ws->heap[0];
-	heap_pop_root(ws->heap, --ws->hn);
+	int32_t slot;
+
+	if (ws->head[0] < 0) {
+		uint64_t min = UINT64_MAX;
+		int b;
+
+		if (!ws->nonempty)
+			return false;
+		b = __builtin_ctzll(ws->nonempty) + 1;
+		for (slot = ws->head[b]; slot >= 0; slot = ws->pnext[slot])
+			if (ws->pool[slot].key < min)
+				min = ws->pool[slot].key;
+		ws->last = min;
+		slot = ws->head[b];
+		ws->head[b] = -1;
+		ws->nonempty &= ~((uint64_t)1 << (b - 1));
+		while (slot >= 0) {
+			int32_t nxt = ws->pnext[slot];
+
+			link_slot(ws, slot, bucket_of(min, ws->pool[slot].key));
+			slot = nxt;
+		}
+	}
+	slot = ws->head[0];
+	*e = ws->pool[slot];
+	ws->head[0] = ws->pnext[slot];
+	ws->pnext[slot] = ws->pfree;
+	ws->pfree = slot;
 	return true;
 }
 
 void astar__set_open_cap(struct astar_ws *ws, size_t cap)
 {
-	ws->heap_cap = cap < ws->cap ? cap : ws->cap;
+	ws->pool_cap = cap < ws->cap ? cap : ws->cap;
 }
 
 size_t astar__compactions(const struct astar_ws *ws)
@@ -363,13 +411,6 @@ size_t astar__compactions(const struct astar_ws *ws)
 /* ---------------------------------------------------------------- */
 /* Search                                                             */
 
-/*
- * Two f values closer than this are the same number a + b sqrt(2): the
- * rounding of a sum of steps stays far below it, and distinct numbers of
- * that form with |a|, |b| up to 4 GRID_MAX_DIM differ by more than 1e-6.
- */
-#define ASTAR_FEQ 1e-7
-
 static int check_cell(const struct astar_ws *ws, int x, int y)
 {
 	if (x < 0 || y < 0 || x >= ws->w || y >= ws->h)
@@ -378,12 +419,9 @@ static int check_cell(const struct astar_ws *ws, int x, int y)
 }
 
 /*
- * The search loop. Nodes come off the stack first, then off the open
- * list. Each expanded node relaxes its allowed moves minus the pruned
- * ones (prune_init). A successor whose f equals the f being expanded goes
- * on the stack rather than the open list: A* would expand it next anyway
- * (a tie), and it saves an open-list push and pop; ties thus go to the
- * newest node. The hot state is kept in locals.
+ * The search loop: take a least-f entry, skip it if its node is already
+ * closed, close the node, and relax its allowed moves minus the pruned
+ * ones (prune_init). The hot state is kept in locals.
  */
 int astar_search(struct astar_ws *ws, int sx, int sy, int gx, int gy,
 		 double *cost)
@@ -391,13 +429,10 @@ int astar_search(struct astar_ws *ws, int sx, int sy, int gx, int gy,
 	const int W = ws->W;
 	const uint8_t *moves = ws->moves;
 	struct astar__node *nodes = ws->nodes;
-	struct astar__hent *stack = ws->stack;
-	const size_t scap = ws->cap;
-	struct astar__hent e;
+	struct astar__ent e;
 	int32_t s, t, off[8];
-	size_t expanded = 0, sn = 0;
+	size_t expanded = 0;
 	uint32_t seen;
-	double fcur;
 	int rc, d;
 
 	ws->found = false;
@@ -424,28 +459,18 @@ int astar_search(struct astar_ws *ws, int sx, int sy, int gx, int gy,
 	nodes[s].stamp = seen;
 	nodes[s].g = 0;
 	nodes[s].pdir = -1;
-	e.f = octile(sx - gx, sy - gy);
+	e.key = key_of(ws, octile(sx - gx, sy - gy));
 	e.node = s;
 	e.x = (uint16_t)sx;
 	e.y = (uint16_t)sy;
-	ws->hn = 0;
-	ws->oom = false;
-	fcur = e.f;
-	stack[sn++] = e;
-	for (;;) {
+	open_reset(ws, e.key);
+	open_push(ws, e);
+	while (open_pop(ws, &e)) {
 		struct astar__node *nu;
-		int32_t u;
+		int32_t u = e.node;
 		unsigned m;
 		double gu;
 
-		if (sn) {
-			e = stack[--sn];
-		} else if (open_pop(ws, &e)) {
-			fcur = e.f;
-		} else {
-			break;
-		}
-		u = e.node;
 		nu = &nodes[u];
 		if (nu->stamp != seen)
 			continue; /* an old entry of a closed node */
@@ -465,7 +490,7 @@ int astar_search(struct astar_ws *ws, int sx, int sy, int gx, int gy,
 			m &= ~(unsigned)ws->prune[nu->pdir][moves[u - off[nu->pdir]]];
 		while (m) {
 			struct astar__node *nv;
-			struct astar__hent c;
+			struct astar__ent c;
 			double ng;
 
 			d = __builtin_ctz(m);
@@ -480,11 +505,8 @@ int astar_search(struct astar_ws *ws, int sx, int sy, int gx, int gy,
 			nv->pdir = d;
 			c.x = (uint16_t)(e.x + move_dx[d]);
 			c.y = (uint16_t)(e.y + move_dy[d]);
-			c.f = ng + octile(c.x - gx, c.y - gy);
-			if (c.f <= fcur + ASTAR_FEQ && sn < scap)
-				stack[sn++] = c;
-			else
-				open_push(ws, &c);
+			c.key = key_of(ws, ng + octile(c.x - gx, c.y - gy));
+			open_push(ws, c);
 		}
 		if (ws->oom)
 			return ENG_ENOMEM;

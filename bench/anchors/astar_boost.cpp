@@ -5,15 +5,15 @@
  * (edge weights 1 and sqrt(2)) once, then times boost::astar_search with
  * the octile heuristic on every scenario. Two graph types are timed: an
  * adjacency_list<vecS, vecS, directedS> with an edge weight property and a
- * compressed_sparse_row_graph built from the same edges; the faster one
- * is reported. The property maps (distance, predecessor, rank, colour)
+ * compressed_sparse_row_graph built from the same edges (usually the
+ * faster). The property maps (distance, predecessor, rank, colour)
  * are vectors allocated once and reused, so queries do no allocation
  * beyond Boost's own heap.
  *
  * usage: astar_boost MAP SCEN [REPS]
- * output: "boost graph NAME queries N cost S seconds T" for each graph
- * type (best of REPS runs, default 3), and "result queries N cost S
- * seconds T" for the faster one. S is the summed path cost.
+ * output: "result GRAPH queries N cost S seconds T" for GRAPH =
+ * adjacency_list and csr (best of REPS runs, default 3); S is the summed
+ * path cost.
  * Build: g++ -O2 -std=c++17 astar_boost.cpp
  */
 #include <boost/graph/adjacency_list.hpp>
@@ -243,10 +243,7 @@ int main(int argc, char **argv)
 		sums[1] = s;
 	}
 	for (int k = 0; k < 2; k++)
-		std::printf("boost graph %s queries %zu cost %.6f seconds %.6f\n", names[k],
+		std::printf("result %s queries %zu cost %.6f seconds %.6f\n", names[k],
 			    probs.size(), sums[k], best[k]);
-	int k = best[1] < best[0] ? 1 : 0;
-	std::printf("result graph %s queries %zu cost %.6f seconds %.6f\n", names[k],
-		    probs.size(), sums[k], best[k]);
 	return 0;
 }

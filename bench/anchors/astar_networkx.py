@@ -7,7 +7,7 @@ and sqrt(2)), and times nx.astar_path_length with the octile heuristic on
 the first K scenarios.
 
 usage: python3 astar_networkx.py MAP SCEN [K]
-output: "result queries N cost S seconds T" (S = summed path cost);
+output: "result networkx queries N cost S seconds T" (S = summed path cost);
 exit 3 when networkx is not installed.
 """
 import math
@@ -86,7 +86,7 @@ def main():
         total += nx.astar_path_length(g, (sx, sy), (gx, gy), heuristic=octile,
                                       weight="weight")
     dt = time.perf_counter() - t0
-    print("result queries %d cost %.6f seconds %.6f" % (len(probs), total, dt))
+    print("result networkx queries %d cost %.6f seconds %.6f" % (len(probs), total, dt))
     return 0
 
 
