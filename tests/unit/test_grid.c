@@ -189,6 +189,20 @@ static void test_height_band(void **state)
 	assert_int_equal(grid_rasterize(&g, b, 2, &p, 0.5f, GRID_SKIP_NONE, NULL), 0);
 	grid_summarize(&g, &s);
 	assert_int_equal(s.free, 400);
+	/* floor 0: band [0.05, 1.8]; 1.85 .. 2.2 and 0 .. 0.04 stay out */
+	box(&b[0], 1.0f, 1.0f, 2.025f, 0.18f, 0.13f, 0.175f, 0);
+	box(&b[1], 1.0f, 1.0f, 0.02f, 0.18f, 0.13f, 0.02f, 0);
+	assert_int_equal(grid_rasterize(&g, b, 2, &p, 0, GRID_SKIP_NONE, NULL), 0);
+	grid_summarize(&g, &s);
+	assert_int_equal(s.free, 400);
+	/* a box from 1.7 to 2.0 reaches into it */
+	box(&b[3], 1.0f, 1.0f, 1.85f, 0.18f, 0.13f, 0.15f, 0);
+	assert_int_equal(grid_rasterize(&g, &b[3], 1, &p, 0, GRID_SKIP_NONE, NULL), 0);
+	grid_summarize(&g, &s);
+	assert_int_equal(s.occupied, 8);
+	grid20(&g);
+	box(&b[0], 1.0f, 1.0f, 2.5f, 0.18f, 0.13f, 0.15f, 0);  /* 2.35 .. 2.65 */
+	box(&b[1], 1.0f, 1.0f, 0.52f, 0.18f, 0.13f, 0.02f, 0); /* 0.50 .. 0.54 */
 	/* a box from 2.2 to 2.6 reaches into the band */
 	box(&b[2], 1.0f, 1.0f, 2.4f, 0.18f, 0.13f, 0.2f, 0);
 	assert_int_equal(grid_rasterize(&g, b, 3, &p, 0.5f, GRID_SKIP_NONE, NULL), 0);
