@@ -348,7 +348,8 @@ int llm_cassette_append(struct llm_cassette *c, const char *key,
  * strings are borrowed and copied by llm_client_new().
  */
 struct llm_config {
-	const char *base_url;        /* e.g. https://api.openai.com/v1 (no trailing /chat/completions) */
+	const char *base_url;        /* e.g. https://api.openai.com/v1; its path is part of the
+	                                cache key (a replay-only client without one uses /v1) */
 	const char *model;           /* required */
 	enum llm_profile profile;    /* AUTO: from base_url */
 	const char *api_key_env;     /* NULL: the profile's (OPENAI_API_KEY, GEMINI_API_KEY) */

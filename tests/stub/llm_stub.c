@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -75,6 +76,7 @@ struct response {
 	char *body;
 	const char *body_error; /* NULL, "reset", "hang", "truncate", "truncate_close" */
 	long delay_ms;
+	int close;           /* close the connection after this response */
 };
 
 static void msleep(long ms)
@@ -855,6 +857,7 @@ static void build_response(const struct request *q, const cJSON *req, struct res
 	if (cJSON_IsNumber(get(reply, "delay_ms")) && get(reply, "delay_ms")->valuedouble > 0)
 		out->delay_ms += (long)get(reply, "delay_ms")->valuedouble;
 	out->body_error = get_str(reply, "body_error");
+	out->close = get_bool(reply, "close");
 	cJSON_ArrayForEach(h, get(reply, "headers")) {
 		if (cJSON_IsString(h))
 			cJSON_AddStringToObject(out->headers, h->string, h->valuestring);
@@ -1065,7 +1068,7 @@ static int send_response(int fd, const struct request *q, const struct response 
 	const char *be = r->body_error;
 	const char *body = r->body ? r->body : "";
 	size_t blen = strlen(body);
-	int close_after = q->close || (be && strcmp(be, "none"));
+	int close_after = q->close || r->close || (be && strcmp(be, "none"));
 	const cJSON *h;
 	struct buf head;
 	int rc;
@@ -1088,18 +1091,21 @@ static int send_response(int fd, const struct request *q, const struct response 
 	cJSON_ArrayForEach(h, r->headers)
 		buf_addf(&head, "%s: %s\r\n", h->string, h->valuestring);
 	buf_addf(&head, "Connection: %s\r\n\r\n", close_after ? "close" : "keep-alive");
-	rc = send_all(fd, buf_str(&head), head.len);
-	buf_release(&head);
-	if (rc)
-		return 0;
 	if (be && (!strcmp(be, "truncate") || !strcmp(be, "truncate_close"))) {
-		send_all(fd, body, blen / 2);
+		rc = send_all(fd, buf_str(&head), head.len);
+		if (!rc)
+			send_all(fd, body, blen / 2);
+		buf_release(&head);
 		shutdown(fd, SHUT_WR);
 		return 0;
 	}
-	if (send_all(fd, body, blen))
-		return 0;
-	return !close_after;
+	/* one write: a separate small body segment would wait on the peer's delayed ACK */
+	head.toobig = MAX_HEAD + MAX_BODY;
+	rc = buf_add(&head, body, blen);
+	if (!rc)
+		rc = send_all(fd, buf_str(&head), head.len);
+	buf_release(&head);
+	return rc ? 0 : !close_after;
 }
 
 static void *conn_main(void *arg)
@@ -1301,6 +1307,7 @@ int main(int argc, char **argv)
 		fd = accept(lfd, NULL, NULL);
 		if (fd < 0)
 			continue;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		if (pthread_create(&th, NULL, conn_main, (void *)(intptr_t)fd)) {
 			close(fd);
 			continue;

@@ -700,6 +700,36 @@ static void test_truncated_body_retried(void **state)
 	rm_tree(s.dir);
 }
 
+static void test_reset_retried(void **state)
+{
+	struct stub s;
+	struct fixture fx;
+	struct llm_msg h[2];
+	struct llm_reply r;
+
+	(void)state;
+	stub_start(&s, DATA "reset.json", NULL, NULL, NULL, NULL);
+	fx_config(&fx, &s, LLM_PROFILE_OPENAI);
+	fx.cfg.max_retries = 1;
+	fx_open(&fx);
+	first_turn(h);
+	assert_int_equal(llm_chat(fx.c, h, 2, NULL, 0, NULL, &r), 0);
+	assert_string_equal(r.msg.content, "after reset");
+	assert_int_equal(r.attempts, 2);
+	llm_reply_release(&r);
+	/* reset twice: a transport error, no HTTP status */
+	assert_int_equal(llm_chat(fx.c, h, 2, NULL, 0, NULL, &r), ENG_EHTTP);
+	assert_int_equal(r.attempts, 2);
+	assert_int_equal(r.http_status, 0);
+	assert_true(r.error.curl_code == 52 || r.error.curl_code == 56);
+	llm_reply_release(&r);
+	assert_int_equal(stub_count(&s), 4);
+	release_all(h, 2);
+	fx_close(&fx);
+	stub_stop(&s);
+	rm_tree(s.dir);
+}
+
 static void test_quota_not_retried(void **state)
 {
 	struct stub s;
@@ -1540,6 +1570,7 @@ int main(void)
 		cmocka_unit_test(test_retry_500_backoff),
 		cmocka_unit_test(test_hang_times_out_and_retries),
 		cmocka_unit_test(test_truncated_body_retried),
+		cmocka_unit_test(test_reset_retried),
 		cmocka_unit_test(test_quota_not_retried),
 		cmocka_unit_test(test_retry_hints),
 		cmocka_unit_test(test_connection_refused_retried),
