@@ -339,16 +339,16 @@ static void open_compact(struct astar_ws *ws)
 
 /*
  * Adds e to the open list. A key below the last one taken (rounding can
- * put a tie a hair below) is raised to it. When the pool is full it is
- * compacted first; if that frees nothing, ws->oom is set, which cannot
- * happen at full capacity (fewer open nodes than padded cells).
+ * put a tie a hair below) goes to bucket 0 with the ties; the key itself
+ * is kept so that open_compact() still recognises the entry. When the
+ * pool is full it is compacted first; if that frees nothing, ws->oom is
+ * set, which cannot happen at full capacity (fewer open nodes than padded
+ * cells).
  */
 static inline void open_push(struct astar_ws *ws, struct astar__ent e)
 {
 	int32_t slot;
 
-	if (e.key < ws->last)
-		e.key = ws->last;
 	if (ws->pfree < 0 && ws->ptop == ws->pool_cap)
 		open_compact(ws);
 	if (ws->pfree >= 0) {
@@ -361,7 +361,7 @@ static inline void open_push(struct astar_ws *ws, struct astar__ent e)
 		return;
 	}
 	ws->pool[slot] = e;
-	link_slot(ws, slot, bucket_of(ws->last, e.key));
+	link_slot(ws, slot, e.key <= ws->last ? 0 : bucket_of(ws->last, e.key));
 }
 
 /* Takes an entry of least key into *e; false when the list is empty. */
