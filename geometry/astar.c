@@ -32,14 +32,6 @@ struct astar__node {
 };
 
 /*
- * Open-list keys are f in fixed point, f * 2^kbits. A path cost is a +
- * b sqrt(2) with a + b at most P, the passable cell count (search-tree
- * paths are simple), and two different such costs differ by at least
- * 1 / ((1 + sqrt 2) P) = 0.41 / P. astar_ws_load() picks 2^kbits >= 10 P,
- * so such costs get keys at least 3 apart: ordering by key is ordering by
- * f, and only true ties (up to rounding) share a key.
- */
-/*
  * An open-list entry: its key, the node and its padded coordinates (so
  * that no division is needed to find them). The open list is lazy: a node
  * whose g improves is pushed again and its older entries are skipped when
@@ -247,6 +239,14 @@ static inline double octile(int dx, int dy)
 	return ax > ay ? ax + (SQRT2 - 1) * ay : ay + (SQRT2 - 1) * ax;
 }
 
+/*
+ * Open-list keys are f in fixed point, f * 2^kbits. A path cost is a +
+ * b sqrt(2) with a + b at most P, the passable cell count (search-tree
+ * paths are simple), and two different such costs differ by at least
+ * 1 / ((1 + sqrt 2) P) = 0.41 / P. astar_ws_load() picks 2^kbits >= 10 P,
+ * so such costs get keys at least 3 apart: ordering by key is ordering by
+ * f, and only true ties (up to rounding) share a key.
+ */
 static inline uint64_t key_of(const struct astar_ws *ws, double f)
 {
 	return (uint64_t)(f * ws->kscale);
