@@ -27,6 +27,16 @@ static const struct tool_def tools[] = {
 	  "actions with locations in a window, and keystep-dense windows for chains" },
 	{ "build_chain", tool_build_chain,
 	  "direction letters between consecutive action locations, for every valid order" },
+	{ "sample_clips", tool_sample_clips,
+	  "seeded candidate clips (T, window, target, why) that satisfy a sub-task's clip rule" },
+	{ "visible_objects", tool_visible_objects,
+	  "objects in view at t with distance, BEV yaw and 8-way direction" },
+	{ "cast_gaze", tool_cast_gaze,
+	  "object hit by each gaze ray over a time range, and the fixations with their objects" },
+	{ "build_occupancy", tool_build_occupancy,
+	  "occupancy grid at t (target excluded): summary, camera and target cells, RLE or PGM" },
+	{ "plan_path", tool_plan_path,
+	  "8-connected A* from the camera to the nearest free cell by a target, with 8-way legs" },
 };
 
 #define NTOOLS ARRAY_SIZE(tools)

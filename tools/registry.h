@@ -262,5 +262,10 @@ int tool_spatial_relation(struct tool_ctx *ctx, const cJSON *args, cJSON *result
 int tool_find_interactions(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
 int tool_extract_keysteps(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
 int tool_build_chain(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
+int tool_visible_objects(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
+int tool_build_occupancy(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
+int tool_plan_path(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
+int tool_cast_gaze(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
+int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result);
 
 #endif /* REGISTRY_H */

@@ -1,0 +1,952 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sample_clips: the salient clip sampler (DESIGN.md section 3). For a
+ * sub-task it enumerates every current time T whose clip satisfies the
+ * sub-task's rule, in time order, thins them (at most one per target per
+ * 2 s of T), and hands them out in an order shuffled by a seed.
+ *
+ * The candidate list of a (sub-task, metric, window, k) is computed once
+ * per context from the cached visibility timeline, fixations, interaction
+ * events and keystep windows, and kept in the TOOL_SLOT_CLIPS slot with
+ * the last shuffled order, so that later calls cost a lookup.
+ *
+ * Rules (W = window, default 8 s; every T has T - W >= recording start):
+ * - intention.head_turn: on the 10 Hz visibility grid, the target is
+ *   visible at some frame of [T - W, T - 1 s] and not visible at T.
+ * - exploration.navigate: the same, with the target's horizontal (BEV)
+ *   distance from the camera at T >= 1.5 m, and plan_path reaching it
+ *   with at least one leg.
+ * - intention.gaze_target: a fixation of >= 300 ms whose mean ray hits
+ *   object O starts at t_F; T = t_F - 0.3 s; the gaze sample nearest T
+ *   (within 100 ms) does not hit O.
+ * - exploitation.next_interaction: an interaction on O starts at t_I (the
+ *   events of find_interactions with its defaults; a motion-only event
+ *   whose onset happened before the object's first sample is skipped);
+ *   T = t_I - 1 s.
+ * - chain.actions: a keystep-dense window of extract_keysteps (clip W,
+ *   lead 1 s, horizon 60 s) for K future actions: T is between the last
+ *   observed action's start and the first future action's start, at least
+ *   one action starts in [T - W, T] and K start after T.
+ * With a metric, candidates whose answer would sit within the ambiguity
+ * margin are dropped before thinning (see the schema's description).
+ */
+#include "registry.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+#include "bev.h"
+#include "err.h"
+#include "gaze.h"
+#include "path.h"
+#include "scene.h"
+#include "visibility.h"
+
+#define NS_PER_S 1000000000LL
+#define THIN_NS (2 * NS_PER_S)        /* one candidate per target per 2 s */
+#define RETRY_NS NS_PER_S             /* a failed path check blocks its target this long */
+#define LOOKBACK_END_NS NS_PER_S      /* head turn: visible until T - 1 s at the latest */
+#define NAV_MIN_M 1.5f                /* navigation target distance */
+#define FIX_MIN_NS 300000000LL        /* gaze target: fixation length */
+#define FIX_LEAD_NS 300000000LL       /* T = t_F - 0.3 s */
+#define GAZE_TOL_NS 100000000LL       /* gaze sample at T */
+#define INTERACT_LEAD_NS NS_PER_S     /* T = t_I - 1 s */
+#define DEFAULT_FRAMES 8
+#define DEFAULT_WINDOW_S 8.0
+#define K_MIN 3
+#define K_MAX 5
+#define MAX_LISTS 16
+
+#define RAD2DEG 57.29577951308232
+
+enum clip_sub {
+	SUB_HEAD_TURN = 0,
+	SUB_GAZE_TARGET,
+	SUB_NAVIGATE,
+	SUB_NEXT_INTERACTION,
+	SUB_CHAIN,
+	SUB_COUNT
+};
+
+static const char *const sub_names[SUB_COUNT] = {
+	"intention.head_turn", "intention.gaze_target", "exploration.navigate",
+	"exploitation.next_interaction", "chain.actions"
+};
+
+enum clip_metric { METRIC_NONE = 0, METRIC_APPROX, METRIC_RELATIVE };
+
+static const char *const interaction_kinds[] = { "motion", "action", "motion+action" };
+
+/* One candidate and the facts that qualified it. */
+struct cand {
+	int64_t T;
+	long target;       /* object, -1 for chains */
+	int key;           /* thinning key: the target, or K for chains */
+	int64_t event_t;   /* last seen / fixation start / interaction / first future action */
+	/* camera at T -> target (at T, or at t_I for interactions) */
+	float distance_m;
+	float bev_m;
+	float yaw_deg;     /* NAN when the target is straight above or below */
+	float margin_deg;
+	float dz_m;
+	vec3 local;        /* [forward, left, up] in the BEV frame of T */
+	/* head turn / navigate */
+	int reason;        /* enum visibility_reason at T */
+	/* navigate */
+	float path_m;
+	int nlegs;
+	float leg_yaw[2];
+	float leg_margin[2];
+	bool start_moved;
+	/* gaze target */
+	int64_t fix_end;
+	long gaze_obj;     /* object under the gaze at T, -1 */
+	int nrefs;         /* other objects visible at T */
+	/* interaction */
+	int kind;          /* index into interaction_kinds */
+	long action;       /* action index, -1 */
+	float move_m;      /* motion distance, NAN without a motion */
+	/* chain */
+	int k;
+	size_t first_obs, nobs, first_future;
+};
+
+/* The candidates of one setting, and the last order handed out. */
+struct clip_list {
+	int sub, metric, k;
+	int64_t window_ns;
+	struct cand *v;
+	size_t n, cap;
+	/* last filtered, shuffled order */
+	bool have_order;
+	uint64_t seed;
+	long target;
+	int64_t t0, t1;
+	size_t *order;
+	size_t norder;
+};
+
+struct clip_cache {
+	struct clip_list lists[MAX_LISTS];
+	size_t n;
+	size_t next; /* slot to evict when full */
+};
+
+static void list_release(struct clip_list *l)
+{
+	free(l->v);
+	free(l->order);
+	memset(l, 0, sizeof(*l));
+}
+
+static void clip_cache_free(void *p)
+{
+	struct clip_cache *c = p;
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->n; i++)
+		list_release(&c->lists[i]);
+	free(c);
+}
+
+static int push(struct clip_list *l, const struct cand *c)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct cand *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return ENG_ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *c;
+	return 0;
+}
+
+static int cmp_cand(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+
+	if (a->T != b->T)
+		return a->T < b->T ? -1 : 1;
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+static void cand_init(struct cand *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->target = -1;
+	c->gaze_obj = -1;
+	c->action = -1;
+	c->yaw_deg = NAN;
+	c->move_m = NAN;
+}
+
+/* ======================= Shared facts ======================= */
+
+/* Camera pose and heading at T; false when T has no camera or no heading. */
+static bool camera_at(const struct recording *rec, int64_t T, struct pose *cam,
+		      float *heading)
+{
+	if (recording_camera_at(rec, T, cam))
+		return false;
+	return bev_heading(cam, heading) == 0;
+}
+
+/* Distance, yaw and BEV displacement from the camera to point p. */
+static void relate(struct cand *c, const struct pose *cam, float heading, const vec3 p)
+{
+	vec3 d = { p[0] - cam->t[0], p[1] - cam->t[1], p[2] - cam->t[2] };
+	float yaw;
+
+	c->distance_m = glm_vec3_norm(d);
+	c->bev_m = hypotf(d[0], d[1]);
+	c->dz_m = d[2];
+	bev_local(heading, d, c->local);
+	if (bev_yaw_to(heading, cam->t, p, &yaw) == 0) {
+		c->yaw_deg = yaw;
+		c->margin_deg = bev_dir_margin(yaw);
+	} else {
+		c->yaw_deg = NAN;
+		c->margin_deg = 0;
+	}
+}
+
+/* The sector label is asked about: the yaw must be defined and clear of the boundaries. */
+static bool sector_clear(const struct disc_params *dp, float yaw, float margin)
+{
+	return isfinite(yaw) && margin >= dp->angle_margin_deg;
+}
+
+/* ======================= Head turn and navigation ======================= */
+
+struct enum_ctx {
+	struct tool_ctx *ctx;
+	const struct recording *rec;
+	const struct disc_params *dp;
+	struct scene *scene;
+	struct clip_list *l;
+	int metric;
+	int64_t window_ns;
+};
+
+/*
+ * The facts of a head-turn candidate; *ok false when T has no heading or
+ * (with `metric`) the metric rejects the target's yaw.
+ */
+static int head_turn_facts(struct enum_ctx *e, struct cand *c, bool metric, bool *ok)
+{
+	struct visibility_view v;
+	struct pose cam;
+	float heading;
+	int rc;
+
+	*ok = false;
+	if (!camera_at(e->rec, c->T, &cam, &heading))
+		return 0;
+	rc = visibility_view_at(e->scene, e->rec, c->T, VISIBILITY_MAX_RANGE_M, &v);
+	if (rc)
+		return rc;
+	c->reason = (int)visibility_test(e->scene, &v, (size_t)c->target, false, NULL);
+	relate(c, &cam, heading, scene_box(e->scene, (size_t)c->target)->c);
+	if (!isfinite(c->yaw_deg))
+		return 0;
+	if (metric && e->metric == METRIC_APPROX && disc_turn_ambiguous(e->dp, c->yaw_deg))
+		return 0;
+	if (metric && e->metric == METRIC_RELATIVE &&
+	    !sector_clear(e->dp, c->yaw_deg, c->margin_deg))
+		return 0;
+	*ok = true;
+	return 0;
+}
+
+/*
+ * The path facts of a navigation candidate. *ok false: rejected;
+ * *expensive true: the rejection came from planning (the caller then
+ * waits RETRY_NS before trying the target again).
+ */
+static int navigate_facts(struct enum_ctx *e, struct cand *c, bool *ok, bool *expensive)
+{
+	struct path_plan p;
+	struct pose cam;
+	float heading;
+	int rc, i;
+
+	*ok = false;
+	*expensive = false;
+	if (c->bev_m < NAV_MIN_M)
+		return 0;
+	if (!camera_at(e->rec, c->T, &cam, &heading))
+		return 0;
+	*expensive = true;
+	rc = path_plan(e->ctx, c->T, &cam, heading, c->target, NULL, -1, &p);
+	if (rc)
+		return rc;
+	if (p.status != PATH_OK || p.nlegs == 0)
+		return 0;
+	c->path_m = (float)p.length_m;
+	c->nlegs = (int)p.nlegs;
+	c->start_moved = p.start_moved;
+	for (i = 0; i < 2; i++) {
+		c->leg_yaw[i] = i < c->nlegs ? p.legs[i].yaw_deg : NAN;
+		c->leg_margin[i] = i < c->nlegs ? bev_dir_margin(p.legs[i].yaw_deg) : 0;
+	}
+	*expensive = false;
+	if (e->metric != METRIC_NONE && !sector_clear(e->dp, c->leg_yaw[0], c->leg_margin[0]))
+		return 0;
+	if (e->metric == METRIC_RELATIVE && c->nlegs > 1 &&
+	    !sector_clear(e->dp, c->leg_yaw[1], c->leg_margin[1]))
+		return 0;
+	*ok = true;
+	return 0;
+}
+
+static int enum_lost_from_view(struct enum_ctx *e, bool navigate)
+{
+	const struct visibility_timeline *tl;
+	int64_t step, t0 = recording_t0(e->rec);
+	size_t o, k, kmin, wf, back;
+	int rc;
+
+	rc = visibility_timeline_get(e->ctx, &tl);
+	if (rc)
+		return rc;
+	step = tl->step_ns;
+	wf = (size_t)(e->window_ns / step);                  /* frames back to T - W */
+	back = (size_t)((LOOKBACK_END_NS + step - 1) / step); /* frames back to T - 1 s */
+	kmin = (size_t)((e->window_ns + step - 1) / step);  /* T - W >= recording start */
+	if (wf < back)
+		return 0;
+	for (o = 0; o < tl->nobjects; o++) {
+		int64_t next_ok = INT64_MIN; /* thinning: earliest T allowed for this target */
+		long lv = -1;               /* last visible frame <= k - back */
+
+		for (k = 0; k < tl->nframes; k++) {
+			struct cand c;
+			bool ok, expensive = false;
+
+			if (k >= back && visibility_timeline_visible(tl, o, k - back))
+				lv = (long)(k - back);
+			if (k < kmin || lv < 0 || (size_t)lv + wf < k ||
+			    visibility_timeline_visible(tl, o, k))
+				continue;
+			cand_init(&c);
+			c.T = visibility_timeline_time(tl, k);
+			if (c.T < next_ok || c.T - e->window_ns < t0)
+				continue;
+			c.target = (long)o;
+			c.key = (int)o;
+			c.event_t = visibility_timeline_time(tl, (size_t)lv);
+			rc = head_turn_facts(e, &c, !navigate, &ok);
+			if (!rc && ok && navigate)
+				rc = navigate_facts(e, &c, &ok, &expensive);
+			if (rc)
+				return rc;
+			if (!ok) {
+				if (expensive)
+					next_ok = c.T + RETRY_NS;
+				continue;
+			}
+			rc = push(e->l, &c);
+			if (rc)
+				return rc;
+			next_ok = c.T + THIN_NS;
+		}
+	}
+	return 0;
+}
+
+/* ======================= Gaze target ======================= */
+
+/* Number of objects other than `except` visible at the view's time. */
+static int visible_others(const struct scene *s, const struct visibility_view *v, long except)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < scene_count(s); i++)
+		if ((long)i != except && visibility_test(s, v, i, false, NULL) == VIS_VISIBLE)
+			n++;
+	return n;
+}
+
+static int enum_gaze_target(struct enum_ctx *e)
+{
+	const struct gaze_fixations *fx;
+	int64_t t0 = recording_t0(e->rec), *next_ok = NULL;
+	size_t i;
+	int rc;
+
+	rc = gaze_fixations_get(e->ctx, &fx);
+	if (rc)
+		return rc;
+	next_ok = malloc((e->rec->nobjects + 1) * sizeof(*next_ok));
+	if (!next_ok)
+		return ENG_ENOMEM;
+	for (i = 0; i < e->rec->nobjects; i++)
+		next_ok[i] = INT64_MIN;
+	for (i = 0; i < fx->n; i++) {
+		const struct gaze_fixation *f = &fx->v[i];
+		struct visibility_view v;
+		struct pose cam;
+		float heading;
+		size_t gi;
+		struct cand c;
+
+		if (f->object < 0 || f->fx.duration_ns < FIX_MIN_NS)
+			continue;
+		cand_init(&c);
+		c.T = f->fx.t_start_ns - FIX_LEAD_NS;
+		c.target = f->object;
+		c.key = (int)f->object;
+		c.event_t = f->fx.t_start_ns;
+		c.fix_end = f->fx.t_end_ns;
+		if (c.T - e->window_ns < t0 || c.T < next_ok[c.target])
+			continue;
+		if (!camera_at(e->rec, c.T, &cam, &heading))
+			continue;
+		gi = gaze_sample_near(e->rec, c.T, GAZE_TOL_NS);
+		if (gi == SIZE_MAX)
+			continue;
+		c.gaze_obj = gaze_hit(e->scene, &e->rec->gaze[gi], NULL);
+		if (c.gaze_obj == c.target)
+			continue;
+		rc = visibility_view_at(e->scene, e->rec, c.T, VISIBILITY_MAX_RANGE_M, &v);
+		if (rc)
+			goto out;
+		relate(&c, &cam, heading, scene_box(e->scene, (size_t)c.target)->c);
+		if (!isfinite(c.yaw_deg))
+			continue;
+		c.nrefs = visible_others(e->scene, &v, c.target);
+		if (e->metric == METRIC_APPROX && disc_turn_ambiguous(e->dp, c.yaw_deg))
+			continue;
+		if (e->metric == METRIC_RELATIVE && c.nrefs < 1)
+			continue;
+		rc = push(e->l, &c);
+		if (rc)
+			goto out;
+		next_ok[c.target] = c.T + THIN_NS;
+	}
+out:
+	free(next_ok);
+	return rc;
+}
+
+/* ======================= Next interaction ======================= */
+
+/* A time written by tool__add_time (a raw JSON number). */
+static bool json_time(const cJSON *v, int64_t *out)
+{
+	char *end;
+	long long x;
+
+	if (cJSON_IsNumber(v)) {
+		*out = (int64_t)llround(v->valuedouble);
+		return true;
+	}
+	if (!cJSON_IsRaw(v) || !v->valuestring)
+		return false;
+	x = strtoll(v->valuestring, &end, 10);
+	if (end == v->valuestring || *end)
+		return false;
+	*out = (int64_t)x;
+	return true;
+}
+
+/* Runs another tool's function on arguments given as JSON text. */
+static int run_tool(struct tool_ctx *ctx, tool_fn fn, const char *args_json, cJSON **out)
+{
+	cJSON *args = cJSON_Parse(args_json), *res = cJSON_CreateObject();
+	int rc;
+
+	if (!args || !res) {
+		cJSON_Delete(args);
+		cJSON_Delete(res);
+		return ENG_ENOMEM;
+	}
+	rc = fn(ctx, args, res);
+	cJSON_Delete(args);
+	if (rc) {
+		cJSON_Delete(res);
+		return rc;
+	}
+	*out = res;
+	return 0;
+}
+
+static int enum_next_interaction(struct enum_ctx *e)
+{
+	char args[160];
+	cJSON *res = NULL;
+	const cJSON *ev;
+	int64_t t0 = recording_t0(e->rec), *next_ok = NULL;
+	size_t i;
+	int rc;
+
+	snprintf(args, sizeof(args), "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"limit\":1e15}",
+		 INT64_MIN / 2, INT64_MAX / 2);
+	rc = run_tool(e->ctx, tool_find_interactions, args, &res);
+	if (rc)
+		return rc;
+	next_ok = malloc((e->rec->nobjects + 1) * sizeof(*next_ok));
+	if (!next_ok) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < e->rec->nobjects; i++)
+		next_ok[i] = INT64_MIN;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(res, "events")) {
+		const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
+		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(ev, "kind");
+		const cJSON *mo = cJSON_GetObjectItemCaseSensitive(ev, "motion");
+		const cJSON *ac = cJSON_GetObjectItemCaseSensitive(ev, "action");
+		struct pose cam;
+		float heading;
+		struct obb b;
+		struct cand c;
+		int kk;
+
+		cand_init(&c);
+		if (!json_time(cJSON_GetObjectItemCaseSensitive(ev, "t_ns"), &c.event_t) ||
+		    !cJSON_IsString(id) || !cJSON_IsString(kind))
+			continue;
+		c.target = recording_find_object(e->rec, id->valuestring);
+		if (c.target < 0)
+			continue;
+		for (kk = 0; kk < 3; kk++)
+			if (!strcmp(kind->valuestring, interaction_kinds[kk]))
+				c.kind = kk;
+		if (cJSON_IsObject(mo)) {
+			const cJSON *d = cJSON_GetObjectItemCaseSensitive(mo, "distance_m");
+
+			if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(mo, "onset_observed")) &&
+			    !cJSON_IsObject(ac))
+				continue; /* the motion began before the first sample */
+			if (cJSON_IsNumber(d))
+				c.move_m = (float)d->valuedouble;
+		}
+		if (cJSON_IsObject(ac)) {
+			const cJSON *ai = cJSON_GetObjectItemCaseSensitive(ac, "index");
+
+			if (cJSON_IsNumber(ai))
+				c.action = (long)ai->valuedouble;
+		}
+		c.key = (int)c.target;
+		c.T = c.event_t - INTERACT_LEAD_NS;
+		if (c.T - e->window_ns < t0 || c.T < next_ok[c.target])
+			continue;
+		if (!camera_at(e->rec, c.T, &cam, &heading))
+			continue;
+		recording_object_box_at(e->rec, (size_t)c.target, c.event_t, &b);
+		relate(&c, &cam, heading, b.c);
+		if (e->metric != METRIC_NONE && !sector_clear(e->dp, c.yaw_deg, c.margin_deg))
+			continue;
+		if (e->metric == METRIC_APPROX && disc_vertical_ambiguous(e->dp, c.dz_m))
+			continue;
+		rc = push(e->l, &c);
+		if (rc)
+			goto out;
+		next_ok[c.target] = c.T + THIN_NS;
+	}
+out:
+	free(next_ok);
+	cJSON_Delete(res);
+	return rc;
+}
+
+/* ======================= Chains ======================= */
+
+static int enum_chain_k(struct enum_ctx *e, int k)
+{
+	char args[256];
+	cJSON *res = NULL;
+	const cJSON *w;
+	int64_t t0 = recording_t0(e->rec), next_ok = INT64_MIN;
+	int rc;
+
+	snprintf(args, sizeof(args),
+		 "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"k\":%d,\"clip_s\":%.9f,\"limit\":1e15}",
+		 INT64_MIN / 2, INT64_MAX / 2, k, (double)e->window_ns / 1e9);
+	rc = run_tool(e->ctx, tool_extract_keysteps, args, &res);
+	if (rc)
+		return rc;
+	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res, "dense_windows")) {
+		const cJSON *obs = cJSON_GetObjectItemCaseSensitive(w, "observed");
+		const cJSON *fut = cJSON_GetObjectItemCaseSensitive(w, "future");
+		struct cand c;
+
+		cand_init(&c);
+		if (!json_time(cJSON_GetObjectItemCaseSensitive(w, "t_ns"), &c.T) ||
+		    cJSON_GetArraySize(obs) < 1 || cJSON_GetArraySize(fut) != k ||
+		    !cJSON_IsNumber(obs->child) || !cJSON_IsNumber(fut->child))
+			continue;
+		if (c.T - e->window_ns < t0 || c.T < next_ok)
+			continue;
+		c.k = k;
+		c.key = k;
+		c.first_obs = (size_t)obs->child->valuedouble;
+		c.nobs = (size_t)cJSON_GetArraySize(obs);
+		c.first_future = (size_t)fut->child->valuedouble;
+		c.event_t = e->rec->actions[c.first_future].start_ns;
+		rc = push(e->l, &c);
+		if (rc)
+			break;
+		next_ok = c.T + THIN_NS;
+	}
+	cJSON_Delete(res);
+	return rc;
+}
+
+/* ======================= The cache ======================= */
+
+static int enumerate(struct enum_ctx *e, int sub, int k)
+{
+	int rc = 0, kk;
+
+	switch (sub) {
+	case SUB_HEAD_TURN: rc = enum_lost_from_view(e, false); break;
+	case SUB_NAVIGATE: rc = enum_lost_from_view(e, true); break;
+	case SUB_GAZE_TARGET: rc = enum_gaze_target(e); break;
+	case SUB_NEXT_INTERACTION: rc = enum_next_interaction(e); break;
+	case SUB_CHAIN:
+		for (kk = K_MIN; kk <= K_MAX && !rc; kk++)
+			if (!k || k == kk)
+				rc = enum_chain_k(e, kk);
+		break;
+	default: break;
+	}
+	if (!rc && e->l->n)
+		qsort(e->l->v, e->l->n, sizeof(*e->l->v), cmp_cand);
+	return rc;
+}
+
+static int get_list(struct tool_ctx *ctx, int sub, int metric, int64_t window_ns, int k,
+		    struct clip_list **out)
+{
+	struct clip_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_CLIPS);
+	struct clip_list *l, fresh;
+	struct enum_ctx e;
+	size_t i;
+	int rc;
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return ENG_ENOMEM;
+		rc = tool_ctx_set_slot(ctx, TOOL_SLOT_CLIPS, c, clip_cache_free);
+		if (rc) {
+			free(c);
+			return rc;
+		}
+	}
+	for (i = 0; i < c->n; i++) {
+		l = &c->lists[i];
+		if (l->sub == sub && l->metric == metric && l->window_ns == window_ns && l->k == k) {
+			*out = l;
+			return 0;
+		}
+	}
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.sub = sub;
+	fresh.metric = metric;
+	fresh.window_ns = window_ns;
+	fresh.k = k;
+	e.ctx = ctx;
+	e.rec = tool_ctx_rec(ctx);
+	e.dp = tool_ctx_disc(ctx);
+	e.l = &fresh;
+	e.metric = metric;
+	e.window_ns = window_ns;
+	rc = scene_get(ctx, &e.scene);
+	if (!rc)
+		rc = enumerate(&e, sub, k);
+	if (rc) {
+		list_release(&fresh);
+		return rc;
+	}
+	if (c->n < MAX_LISTS) {
+		l = &c->lists[c->n++];
+	} else {
+		l = &c->lists[c->next];
+		c->next = (c->next + 1) % MAX_LISTS;
+		list_release(l);
+	}
+	*l = fresh;
+	*out = l;
+	return 0;
+}
+
+/* splitmix64: a small, well-mixed generator for the seeded shuffle. */
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* The candidates passing the filters, shuffled by the seed (cached per list). */
+static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, int64_t t1)
+{
+	uint64_t st;
+	size_t i, n = 0;
+
+	if (l->have_order && l->seed == seed && l->target == target && l->t0 == t0 &&
+	    l->t1 == t1)
+		return 0;
+	if (!l->order) {
+		l->order = malloc((l->n ? l->n : 1) * sizeof(*l->order));
+		if (!l->order)
+			return ENG_ENOMEM;
+	}
+	for (i = 0; i < l->n; i++) {
+		const struct cand *c = &l->v[i];
+
+		if ((target >= 0 && c->target != target) || c->T < t0 || c->T > t1)
+			continue;
+		l->order[n++] = i;
+	}
+	st = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(l->sub + 1));
+	for (i = n; i > 1; i--) {
+		size_t j = (size_t)(splitmix(&st) % i), tmp = l->order[i - 1];
+
+		l->order[i - 1] = l->order[j];
+		l->order[j] = tmp;
+	}
+	l->norder = n;
+	l->have_order = true;
+	l->seed = seed;
+	l->target = target;
+	l->t0 = t0;
+	l->t1 = t1;
+	return 0;
+}
+
+/* ======================= Output ======================= */
+
+static cJSON *add_dir_fields(cJSON *o, const struct disc_params *dp, float yaw, float margin)
+{
+	if (!isfinite(yaw)) {
+		if (!cJSON_AddNullToObject(o, "yaw_deg") || !cJSON_AddNullToObject(o, "direction") ||
+		    !cJSON_AddNullToObject(o, "sector_margin_deg"))
+			return NULL;
+		return o;
+	}
+	if (!tool__add_num(o, "yaw_deg", yaw, 2) ||
+	    !cJSON_AddStringToObject(o, "direction", bev_dir_name(bev_dir_from_yaw(yaw))) ||
+	    !tool__add_num(o, "sector_margin_deg", margin, 2))
+		return NULL;
+	(void)dp;
+	return o;
+}
+
+static int add_why(cJSON *why, const struct recording *rec, const struct disc_params *dp,
+		   const struct clip_list *l, const struct cand *c)
+{
+	int i;
+
+	switch (l->sub) {
+	case SUB_HEAD_TURN:
+	case SUB_NAVIGATE:
+		if (!tool__add_time(why, "last_seen_ns", c->event_t) ||
+		    !cJSON_AddStringToObject(why, "at_t", visibility_reason_name(c->reason)) ||
+		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
+		    !tool__add_num(why, "bev_distance_m", c->bev_m, 3) ||
+		    !add_dir_fields(why, dp, c->yaw_deg, c->margin_deg))
+			return ENG_ENOMEM;
+		if (l->sub == SUB_HEAD_TURN)
+			return 0;
+		if (!tool__add_num(why, "path_length_m", c->path_m, 3) ||
+		    !cJSON_AddNumberToObject(why, "legs", c->nlegs) ||
+		    !cJSON_AddBoolToObject(why, "start_moved", c->start_moved))
+			return ENG_ENOMEM;
+		for (i = 0; i < 2; i++) {
+			cJSON *leg = cJSON_AddObjectToObject(why, i ? "second_leg" : "first_leg");
+
+			if (!leg || !add_dir_fields(leg, dp, c->leg_yaw[i], c->leg_margin[i]))
+				return ENG_ENOMEM;
+		}
+		return 0;
+	case SUB_GAZE_TARGET:
+		if (!tool__add_time(why, "fixation_start_ns", c->event_t) ||
+		    !tool__add_time(why, "fixation_end_ns", c->fix_end) ||
+		    !tool__add_num(why, "fixation_ms", (double)(c->fix_end - c->event_t) / 1e6, 1) ||
+		    !tool__add_object_ref(why, "gaze_object_at_t", rec, c->gaze_obj) ||
+		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
+		    !add_dir_fields(why, dp, c->yaw_deg, c->margin_deg) ||
+		    !cJSON_AddNumberToObject(why, "references_visible", c->nrefs))
+			return ENG_ENOMEM;
+		return 0;
+	case SUB_NEXT_INTERACTION: {
+		const struct rec_action *a = c->action >= 0 ? &rec->actions[c->action] : NULL;
+
+		if (!cJSON_AddStringToObject(why, "kind", interaction_kinds[c->kind]) ||
+		    !tool__add_str(why, "verb", a ? a->verb : NULL) ||
+		    !tool__add_str(why, "hand", a ? tool__hand_name(a->hand) : NULL) ||
+		    !(c->action >= 0 ? cJSON_AddNumberToObject(why, "action_index", (double)c->action)
+				     : cJSON_AddNullToObject(why, "action_index")) ||
+		    !tool__add_num(why, "motion_m", c->move_m, 3) ||
+		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
+		    !tool__add_vec3(why, "local_m", c->local, 3) ||
+		    !tool__add_num(why, "dz_m", c->dz_m, 3) ||
+		    !add_dir_fields(why, dp, c->yaw_deg, c->margin_deg))
+			return ENG_ENOMEM;
+		return 0;
+	}
+	case SUB_CHAIN: {
+		cJSON *obs, *fut;
+		size_t j;
+
+		obs = cJSON_AddArrayToObject(why, "observed");
+		fut = cJSON_AddArrayToObject(why, "future");
+		if (!cJSON_AddNumberToObject(why, "k", c->k) || !obs || !fut ||
+		    !tool__add_time(why, "first_observed_ns", rec->actions[c->first_obs].start_ns) ||
+		    !tool__add_str(why, "goal", rec->actions[c->first_future].goal))
+			return ENG_ENOMEM;
+		for (j = 0; j < c->nobs; j++) {
+			cJSON *v = cJSON_CreateNumber((double)(c->first_obs + j));
+
+			if (!v)
+				return ENG_ENOMEM;
+			cJSON_AddItemToArray(obs, v);
+		}
+		for (j = 0; j < (size_t)c->k; j++) {
+			cJSON *v = cJSON_CreateNumber((double)(c->first_future + j));
+
+			if (!v)
+				return ENG_ENOMEM;
+			cJSON_AddItemToArray(fut, v);
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static const char *event_name(int sub, const struct cand *c)
+{
+	switch (sub) {
+	case SUB_HEAD_TURN:
+	case SUB_NAVIGATE: return "last_seen";
+	case SUB_GAZE_TARGET: return "fixation";
+	case SUB_NEXT_INTERACTION: return interaction_kinds[c->kind];
+	default: return "future_actions";
+	}
+}
+
+static int add_cand(cJSON *arr, const struct recording *rec, const struct disc_params *dp,
+		    const struct clip_list *l, const struct cand *c, size_t rank,
+		    int frames)
+{
+	cJSON *o = cJSON_CreateObject(), *w, *f, *why;
+	int64_t start = c->T - l->window_ns;
+	int i;
+
+	if (!o)
+		return ENG_ENOMEM;
+	cJSON_AddItemToArray(arr, o);
+	w = cJSON_AddObjectToObject(o, "window");
+	if (!cJSON_AddNumberToObject(o, "index", (double)rank) || !tool__add_time(o, "t_ns", c->T) ||
+	    !w || !tool__add_time(w, "start_ns", start) || !tool__add_time(w, "end_ns", c->T))
+		return ENG_ENOMEM;
+	f = cJSON_AddArrayToObject(o, "frames_ns");
+	if (!f)
+		return ENG_ENOMEM;
+	for (i = 0; i < frames; i++) {
+		/* frame i of N, uniformly over [T - W, T], the last one at T */
+		int64_t ti = start + (int64_t)llround((double)l->window_ns * i / (frames - 1));
+		cJSON *v = tool__time_value(ti);
+
+		if (!v)
+			return ENG_ENOMEM;
+		cJSON_AddItemToArray(f, v);
+	}
+	if (!tool__add_object_ref(o, "target", rec, c->target) ||
+	    !cJSON_AddStringToObject(o, "event", event_name(l->sub, c)) ||
+	    !tool__add_time(o, "event_t_ns", c->event_t))
+		return ENG_ENOMEM;
+	why = cJSON_AddObjectToObject(o, "why");
+	if (!why)
+		return ENG_ENOMEM;
+	return add_why(why, rec, dp, l, c);
+}
+
+static int parse_sub(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < SUB_COUNT; i++)
+		if (!strcmp(s, sub_names[i]))
+			return i;
+	return -1;
+}
+
+int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct disc_params *dp = tool_ctx_disc(ctx);
+	int sub = parse_sub(tool__str(args, "subtask"));
+	const char *ms = tool__str(args, "metric");
+	int metric = !ms ? METRIC_NONE : !strcmp(ms, "approx") ? METRIC_APPROX : METRIC_RELATIVE;
+	size_t index = (size_t)tool__num(args, "index", 0);
+	size_t count = (size_t)tool__num(args, "count", 1);
+	uint64_t seed = (uint64_t)tool__num(args, "seed", 0);
+	int frames = (int)tool__num(args, "frames", DEFAULT_FRAMES);
+	int64_t window_ns = (int64_t)llround(tool__num(args, "window_s", DEFAULT_WINDOW_S) * 1e9);
+	int k = (int)tool__num(args, "k", 0);
+	int64_t t0 = tool__time(args, "t0", INT64_MIN), t1 = tool__time(args, "t1", INT64_MAX);
+	struct clip_list *l;
+	long target = -1;
+	size_t i;
+	cJSON *arr;
+	int rc;
+
+	if (sub < 0)
+		return tool__reject(ctx, "/subtask", "unknown sub-task");
+	if (sub == SUB_CHAIN && metric == METRIC_APPROX)
+		return tool__reject(ctx, "/metric", "chain.actions has only the relative metric");
+	if (sub != SUB_CHAIN && tool__has(args, "k"))
+		return tool__reject(ctx, "/k", "applies only to chain.actions");
+	if (tool__has(args, "target")) {
+		if (sub == SUB_CHAIN)
+			return tool__reject(ctx, "/target", "chain.actions candidates have no target object");
+		rc = tool__object_arg(ctx, args, "target", &target);
+		if (rc)
+			return rc;
+	}
+	if (t1 < t0)
+		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, t0, t1);
+	rc = get_list(ctx, sub, metric, window_ns, k, &l);
+	if (!rc)
+		rc = order(l, seed, target, t0, t1);
+	if (rc)
+		return rc;
+	if (l->norder && index >= l->norder)
+		return tool__reject(ctx, "/index", "must be below the candidate count %zu, got %zu",
+				    l->norder, index);
+
+	if (!cJSON_AddStringToObject(result, "subtask", sub_names[sub]) ||
+	    !tool__add_str(result, "metric", ms) ||
+	    !cJSON_AddNumberToObject(result, "seed", (double)seed) ||
+	    !cJSON_AddNumberToObject(result, "total", (double)l->norder) ||
+	    !cJSON_AddNumberToObject(result, "index", (double)index))
+		return ENG_ENOMEM;
+	arr = cJSON_AddArrayToObject(result, "candidates");
+	if (!arr)
+		return ENG_ENOMEM;
+	for (i = index; i < l->norder && i < index + count; i++) {
+		rc = add_cand(arr, rec, dp, l, &l->v[l->order[i]], i, frames);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

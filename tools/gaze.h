@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Gaze against the scene: the object each gaze ray hits, and the
+ * fixations of the whole gaze stream (I-VT with the DESIGN.md settings:
+ * 30 deg/s, merge gaps < 75 ms and < 1 deg, drop < 100 ms), each with the
+ * object its mean ray hits. Shared by cast_gaze and the gaze-target clip
+ * check. A gaze ray hits the first box it enters within GAZE_RANGE_M,
+ * boxes holding its origin skipped (scene_cast); the boxes are placed at
+ * the sample's time, and for a fixation at its start.
+ */
+#ifndef GAZE_H
+#define GAZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fixation.h"
+#include "recording.h"
+#include "scene.h"
+
+struct tool_ctx;
+
+/* Range of gaze rays, m. */
+#define GAZE_RANGE_M 10.0f
+
+/* One fixation and its object. */
+struct gaze_fixation {
+	struct fixation fx; /* detector output; i_start/i_end index rec->gaze */
+	long object;        /* object hit by the mean ray, -1 for none */
+	float hit_m;        /* distance to it (0 without a hit) */
+};
+
+/* The fixations of a recording, in time order. */
+struct gaze_fixations {
+	struct gaze_fixation *v;
+	size_t n;
+};
+
+/*
+ * The fixations of the context's recording, detected on the first call
+ * and owned by the context (TOOL_SLOT_GAZE). Samples that repeat the
+ * previous timestamp are skipped. Returns 0, ENG_ENOMEM, or a scene
+ * error.
+ */
+int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out);
+
+/*
+ * The object hit by gaze sample g, with the scene moved to g->t_ns.
+ * Stores the distance in *t (0 on a miss; t may be NULL). Returns the
+ * object index or -1.
+ */
+long gaze_hit(struct scene *s, const struct rec_gaze *g, float *t);
+
+/*
+ * Index of the gaze sample nearest to t within tol_ns, or SIZE_MAX when
+ * none is that close. Can't fail.
+ */
+size_t gaze_sample_near(const struct recording *rec, int64_t t, int64_t tol_ns);
+
+#endif /* GAZE_H */

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* The occupancy grid at a time, and the build_occupancy tool. */
+#include "occupancy.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+#include "err.h"
+#include "gridio.h"
+#include "registry.h"
+#include "scene.h"
+
+/* Cell memory and the skip mask, kept across calls. */
+struct occ_cache {
+	uint8_t *cells;
+	size_t cap;
+	uint8_t *skip; /* one per object */
+	size_t nskip;
+};
+
+static void occ_cache_free(void *p)
+{
+	struct occ_cache *c = p;
+
+	if (!c)
+		return;
+	free(c->cells);
+	free(c->skip);
+	free(c);
+}
+
+static int occ_cache_get(struct tool_ctx *ctx, struct occ_cache **out)
+{
+	struct occ_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_OCCUPANCY);
+	int rc;
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return ENG_ENOMEM;
+		rc = tool_ctx_set_slot(ctx, TOOL_SLOT_OCCUPANCY, c, occ_cache_free);
+		if (rc) {
+			free(c);
+			return rc;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+const char *occupancy_cell_name(int v)
+{
+	switch (v) {
+	case GRID_FREE: return "free";
+	case GRID_OCCUPIED: return "occupied";
+	case GRID_INFLATED: return "inflated";
+	default: return "?";
+	}
+}
+
+int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
+		    long target, const struct grid_params *p, struct occupancy *out)
+{
+	struct occ_cache *c;
+	struct scene *s;
+	const struct obb *boxes;
+	size_t n, i, need;
+	float lo[2], hi[2];
+	int w, h, rc;
+
+	rc = occ_cache_get(ctx, &c);
+	if (!rc)
+		rc = scene_get(ctx, &s);
+	if (!rc)
+		rc = scene_at(s, t);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof(*out));
+	if (p)
+		out->params = *p;
+	else
+		grid_defaults(&out->params);
+	p = &out->params;
+	n = scene_count(s);
+	boxes = scene_boxes(s);
+	if (c->nskip < n) {
+		uint8_t *m = realloc(c->skip, n);
+
+		if (!m)
+			return ENG_ENOMEM;
+		c->skip = m;
+		c->nskip = n;
+	}
+	for (i = 0; i < n; i++) {
+		c->skip[i] = obb_contains(&boxes[i], cam->t);
+		out->nskipped += c->skip[i];
+	}
+	out->floor_z = grid_floor(boxes, n, cam->t[2], p);
+	rc = grid_scene_bounds(boxes, n, cam->t, p, lo, hi);
+	if (rc)
+		return err_set(rc, "the scene at %" PRId64 " ns has no finite bounds", t);
+	rc = grid_shape(lo, hi, p->cell_m, &w, &h);
+	if (rc)
+		return err_set(rc, "the scene spans %.1f x %.1f m, more than %d cells of %.2f m a side",
+			       (double)(hi[0] - lo[0]), (double)(hi[1] - lo[1]), GRID_MAX_DIM,
+			       (double)p->cell_m);
+	need = grid_cells_needed(w, h);
+	if (need > c->cap) {
+		uint8_t *m = realloc(c->cells, need);
+
+		if (!m)
+			return ENG_ENOMEM;
+		c->cells = m;
+		c->cap = need;
+	}
+	rc = grid_init(&out->grid, c->cells, w, h, lo[0], lo[1], p->cell_m);
+	if (!rc)
+		rc = grid_rasterize(&out->grid, boxes, n, p, out->floor_z,
+				    target >= 0 ? (size_t)target : GRID_SKIP_NONE, c->skip);
+	if (rc)
+		return err_set(rc, "cannot rasterise the boxes at %" PRId64 " ns", t);
+	out->t_ns = t;
+	out->target = target;
+	out->cam[0] = cam->t[0];
+	out->cam[1] = cam->t[1];
+	out->cam[2] = cam->t[2];
+	/* the bounds hold the camera, so its cell is inside the grid */
+	if (grid_world_to_cell(&out->grid, cam->t[0], cam->t[1], &out->cam_cx, &out->cam_cy)) {
+		out->cam_cx = 0;
+		out->cam_cy = 0;
+	}
+	return 0;
+}
+
+/* ======================= build_occupancy ======================= */
+
+void occupancy_read_params(const cJSON *args, struct grid_params *p)
+{
+	grid_defaults(p);
+	p->cell_m = (float)tool__num(args, "cell_m", p->cell_m);
+	p->inflate_m = (float)tool__num(args, "inflate_m", p->inflate_m);
+}
+
+/* A new JSON array [a, b], or NULL when out of memory. */
+static cJSON *pair(double a, double b)
+{
+	cJSON *arr = cJSON_CreateArray(), *x = cJSON_CreateNumber(a), *y = cJSON_CreateNumber(b);
+
+	if (!arr || !x || !y) {
+		cJSON_Delete(arr);
+		cJSON_Delete(x);
+		cJSON_Delete(y);
+		return NULL;
+	}
+	cJSON_AddItemToArray(arr, x);
+	cJSON_AddItemToArray(arr, y);
+	return arr;
+}
+
+static int add_cell(cJSON *obj, const char *key, int cx, int cy)
+{
+	cJSON *a = pair(cx, cy);
+
+	if (!a)
+		return ENG_ENOMEM;
+	if (!cJSON_AddItemToObject(obj, key, a)) {
+		cJSON_Delete(a);
+		return ENG_ENOMEM;
+	}
+	return 0;
+}
+
+/* The cells as [[value, count], ...] runs in row-major order (row 0 first). */
+static int add_rle(cJSON *obj, const struct grid *g)
+{
+	size_t total = (size_t)g->w * (size_t)g->h, i = 0;
+	cJSON *arr = cJSON_AddArrayToObject(obj, "rle");
+
+	if (!arr)
+		return ENG_ENOMEM;
+	while (i < total) {
+		size_t j = i;
+		cJSON *run;
+
+		while (j < total && g->cells[j] == g->cells[i])
+			j++;
+		run = pair(g->cells[i], (double)(j - i));
+		if (!run)
+			return ENG_ENOMEM;
+		cJSON_AddItemToArray(arr, run);
+		i = j;
+	}
+	return 0;
+}
+
+/* A relative path without "..", ending in ".pgm". */
+static bool pgm_path_ok(const char *p)
+{
+	size_t n = strlen(p);
+	const char *q;
+
+	if (n < 5 || strcmp(p + n - 4, ".pgm") || p[0] == '/')
+		return false;
+	for (q = p; *q; q++)
+		if (q[0] == '.' && q[1] == '.' && (q == p || q[-1] == '/') &&
+		    (q[2] == '/' || q[2] == '\0'))
+			return false;
+	return true;
+}
+
+int tool_build_occupancy(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	int64_t t = tool__time(args, "t", 0);
+	const char *pgm = tool__str(args, "pgm_path");
+	bool rle = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "rle"));
+	struct grid_params gp;
+	struct grid_summary sum;
+	struct occupancy occ;
+	long target = -1;
+	struct pose cam;
+	float heading;
+	cJSON *g, *c;
+	int rc;
+
+	if (pgm && !pgm_path_ok(pgm))
+		return tool__reject(ctx, "/pgm_path",
+				    "must be a relative path ending in .pgm without '..', got '%.100s'",
+				    pgm);
+	rc = tool__camera(ctx, "t", t, &cam, &heading);
+	if (rc)
+		return rc;
+	if (tool__has(args, "target")) {
+		rc = tool__object_arg(ctx, args, "target", &target);
+		if (rc)
+			return rc;
+	}
+	occupancy_read_params(args, &gp);
+	rc = occupancy_build(ctx, t, &cam, target, &gp, &occ);
+	if (rc)
+		return rc;
+	grid_summarize(&occ.grid, &sum);
+
+	if (!tool__add_time(result, "t_ns", t) ||
+	    !tool__add_object_ref(result, "target", rec, target))
+		return ENG_ENOMEM;
+	g = cJSON_AddObjectToObject(result, "grid");
+	if (!g ||
+	    !cJSON_AddNumberToObject(g, "w", occ.grid.w) ||
+	    !cJSON_AddNumberToObject(g, "h", occ.grid.h) ||
+	    !tool__add_num(g, "cell_m", occ.grid.cell, 3) ||
+	    !tool__add_num(g, "x0", occ.grid.x0, 3) ||
+	    !tool__add_num(g, "y0", occ.grid.y0, 3) ||
+	    !tool__add_num(g, "floor_z", occ.floor_z, 3) ||
+	    !tool__add_num(g, "band_lo_z", occ.floor_z + gp.band_lo_m, 3) ||
+	    !tool__add_num(g, "band_hi_z", occ.floor_z + gp.band_hi_m, 3) ||
+	    !tool__add_num(g, "inflate_m", gp.inflate_m, 3) ||
+	    !cJSON_AddNumberToObject(result, "free", (double)sum.free) ||
+	    !cJSON_AddNumberToObject(result, "occupied", (double)sum.occupied) ||
+	    !cJSON_AddNumberToObject(result, "inflated", (double)sum.inflated) ||
+	    !cJSON_AddNumberToObject(result, "skipped_boxes", (double)occ.nskipped))
+		return ENG_ENOMEM;
+	c = cJSON_AddObjectToObject(result, "camera");
+	if (!c || !tool__add_vec3(c, "position", cam.t, 3) ||
+	    add_cell(c, "cell", occ.cam_cx, occ.cam_cy) ||
+	    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
+		    occ.grid.cells[(size_t)occ.cam_cy * (size_t)occ.grid.w + (size_t)occ.cam_cx])) ||
+	    !cJSON_AddBoolToObject(c, "free", grid_is_free(&occ.grid, occ.cam_cx, occ.cam_cy)))
+		return ENG_ENOMEM;
+	if (target >= 0) {
+		const struct obb *b;
+		struct scene *s;
+		int cx, cy;
+
+		rc = scene_get(ctx, &s);
+		if (rc)
+			return rc;
+		b = scene_box(s, (size_t)target);
+		c = cJSON_AddObjectToObject(result, "target_cell");
+		if (!c || !tool__add_vec3(c, "position", b->c, 3))
+			return ENG_ENOMEM;
+		if (!grid_world_to_cell(&occ.grid, b->c[0], b->c[1], &cx, &cy)) {
+			if (add_cell(c, "cell", cx, cy) ||
+			    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
+				    occ.grid.cells[(size_t)cy * (size_t)occ.grid.w + (size_t)cx])))
+				return ENG_ENOMEM;
+		} else if (!cJSON_AddNullToObject(c, "cell") || !cJSON_AddNullToObject(c, "state")) {
+			return ENG_ENOMEM;
+		}
+	} else if (!cJSON_AddNullToObject(result, "target_cell")) {
+		return ENG_ENOMEM;
+	}
+	if (rle) {
+		rc = add_rle(result, &occ.grid);
+		if (rc)
+			return rc;
+	}
+	if (pgm) {
+		rc = gridio_write_pgm(pgm, &occ.grid, NULL, 0, true);
+		if (rc)
+			return rc;
+		if (!cJSON_AddStringToObject(result, "pgm_path", pgm))
+			return ENG_ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The visibility predicate, the 10 Hz visibility timeline, and the
+ * visible_objects tool (every object the camera sees at t, with its
+ * bearing, distance and 8-way label).
+ */
+#include "visibility.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+#include "bev.h"
+#include "err.h"
+#include "registry.h"
+
+#define RAD2DEG 57.29577951308232
+#define DEG2RAD 0.017453292519943295
+
+#define DEFAULT_LIMIT 50
+
+/* ======================= The predicate ======================= */
+
+int visibility_view_at(struct scene *s, const struct recording *rec, int64_t t,
+		       float max_range_m, struct visibility_view *out)
+{
+	static const vec3 unit[3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+	int rc, i;
+
+	rc = recording_camera_at(rec, t, &out->T_world_cam);
+	if (rc)
+		return rc;
+	rc = scene_at(s, t);
+	if (rc)
+		return rc;
+	for (i = 0; i < 3; i++)
+		pose_rotate(&out->T_world_cam, unit[i], out->axes[i]);
+	out->t_ns = t;
+	out->cam = rec->camera;
+	out->max_range_m = max_range_m;
+	return 0;
+}
+
+/* Pixel of a camera-frame point with z > 0; false when outside the image. */
+static bool project(const struct rec_camera *c, const vec3 p, float *u, float *v)
+{
+	if (c->model == REC_CAM_FISHEYE) {
+		double rho = hypot(p[0], p[1]);
+		double theta = atan2(rho, p[2]);
+
+		if (rho > 0) {
+			*u = (float)(c->cx + c->fx * theta * p[0] / rho);
+			*v = (float)(c->cy + c->fy * theta * p[1] / rho);
+		} else {
+			*u = c->cx;
+			*v = c->cy;
+		}
+		if (theta > 0.5 * c->fov_deg * DEG2RAD)
+			return false;
+	} else {
+		*u = c->fx * p[0] / p[2] + c->cx;
+		*v = c->fy * p[1] / p[2] + c->cy;
+	}
+	return *u >= 0 && *u < (float)c->width && *v >= 0 && *v < (float)c->height;
+}
+
+enum visibility_reason visibility_test(const struct scene *s,
+				       const struct visibility_view *v, size_t obj,
+				       bool want_occluder, struct visibility_info *out)
+{
+	struct visibility_info tmp;
+	struct visibility_info *info = out ? out : &tmp;
+	const float *c = scene_box(s, obj)->c;
+	const float *o = v->T_world_cam.t;
+	vec3 d;
+	struct ray r;
+	float dist;
+	int i;
+
+	info->occluder = -1;
+	info->u = info->v = 0;
+	for (i = 0; i < 3; i++)
+		d[i] = c[i] - o[i];
+	for (i = 0; i < 3; i++)
+		info->p_cam[i] = d[0] * v->axes[i][0] + d[1] * v->axes[i][1] +
+				 d[2] * v->axes[i][2];
+	dist = glm_vec3_norm(d);
+	info->distance_m = dist;
+	if (!(info->p_cam[2] > 0))
+		return info->reason = VIS_BEHIND;
+	if (!(dist <= v->max_range_m))
+		return info->reason = VIS_OUT_OF_RANGE;
+	if (!project(&v->cam, info->p_cam, &info->u, &info->v))
+		return info->reason = VIS_OUTSIDE_IMAGE;
+	for (i = 0; i < 3; i++) {
+		r.o[i] = o[i];
+		r.d[i] = d[i] / dist;
+	}
+	if (scene_occluded(s, &r, dist, (long)obj, c, want_occluder ? &info->occluder : NULL))
+		return info->reason = VIS_OCCLUDED;
+	return info->reason = VIS_VISIBLE;
+}
+
+const char *visibility_reason_name(enum visibility_reason r)
+{
+	switch (r) {
+	case VIS_VISIBLE: return "visible";
+	case VIS_BEHIND: return "behind";
+	case VIS_OUT_OF_RANGE: return "out_of_range";
+	case VIS_OUTSIDE_IMAGE: return "outside_image";
+	case VIS_OCCLUDED: return "occluded";
+	default: return "?";
+	}
+}
+
+/* ======================= The timeline ======================= */
+
+static void timeline_free(void *p)
+{
+	struct visibility_timeline *tl = p;
+
+	if (!tl)
+		return;
+	free(tl->bits);
+	free(tl);
+}
+
+static int timeline_build(struct scene *s, const struct recording *rec,
+			  struct visibility_timeline **out)
+{
+	struct visibility_timeline *tl = calloc(1, sizeof(*tl));
+	struct visibility_view v;
+	size_t k, o;
+	int rc = 0;
+
+	if (!tl)
+		return ENG_ENOMEM;
+	tl->t0_ns = recording_t0(rec);
+	tl->step_ns = SCENE_STEP_NS;
+	tl->nframes = (size_t)((recording_t1(rec) - tl->t0_ns) / tl->step_ns) + 1;
+	tl->nobjects = rec->nobjects;
+	tl->words = (tl->nframes + 63) / 64;
+	tl->bits = calloc(tl->nobjects * tl->words + 1, sizeof(*tl->bits));
+	if (!tl->bits) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < tl->nframes; k++) {
+		rc = visibility_view_at(s, rec, visibility_timeline_time(tl, k),
+					VISIBILITY_MAX_RANGE_M, &v);
+		if (rc)
+			goto out;
+		for (o = 0; o < tl->nobjects; o++)
+			if (visibility_test(s, &v, o, false, NULL) == VIS_VISIBLE)
+				tl->bits[o * tl->words + k / 64] |= (uint64_t)1 << (k % 64);
+	}
+out:
+	if (rc) {
+		timeline_free(tl);
+		return rc;
+	}
+	*out = tl;
+	return 0;
+}
+
+int visibility_timeline_get(struct tool_ctx *ctx,
+			    const struct visibility_timeline **out)
+{
+	struct visibility_timeline *tl = tool_ctx_slot(ctx, TOOL_SLOT_VISIBILITY);
+	struct scene *s;
+	int rc;
+
+	if (tl) {
+		*out = tl;
+		return 0;
+	}
+	rc = scene_get(ctx, &s);
+	if (rc)
+		return rc;
+	rc = timeline_build(s, tool_ctx_rec(ctx), &tl);
+	if (rc)
+		return rc;
+	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_VISIBILITY, tl, timeline_free);
+	if (rc) {
+		timeline_free(tl);
+		return rc;
+	}
+	*out = tl;
+	return 0;
+}
+
+bool visibility_timeline_visible(const struct visibility_timeline *tl,
+				 size_t o, size_t k)
+{
+	if (o >= tl->nobjects || k >= tl->nframes)
+		return false;
+	return (tl->bits[o * tl->words + k / 64] >> (k % 64)) & 1;
+}
+
+int64_t visibility_timeline_time(const struct visibility_timeline *tl, size_t k)
+{
+	return tl->t0_ns + (int64_t)k * tl->step_ns;
+}
+
+/* ======================= visible_objects ======================= */
+
+struct seen {
+	size_t obj;
+	struct visibility_info info;
+};
+
+static int cmp_seen(const void *pa, const void *pb)
+{
+	const struct seen *a = pa, *b = pb;
+
+	if (a->info.distance_m != b->info.distance_m)
+		return a->info.distance_m < b->info.distance_m ? -1 : 1;
+	return (a->obj > b->obj) - (a->obj < b->obj);
+}
+
+static int add_visible(cJSON *arr, const struct recording *rec,
+		       const struct disc_params *dp, const struct visibility_view *v,
+		       float heading, const struct seen *e, const struct scene *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	float yaw;
+
+	if (!o)
+		return ENG_ENOMEM;
+	cJSON_AddItemToArray(arr, o);
+	if (!tool__add_str(o, "id", rec->objects[e->obj].id) ||
+	    !tool__add_str(o, "name", rec->objects[e->obj].name) ||
+	    !tool__add_str(o, "category", rec->objects[e->obj].category) ||
+	    !tool__add_num(o, "distance_m", e->info.distance_m, 3) ||
+	    !tool__add_vec3(o, "position", scene_box(s, e->obj)->c, 3))
+		return ENG_ENOMEM;
+	if (!bev_yaw_to(heading, v->T_world_cam.t, scene_box(s, e->obj)->c, &yaw)) {
+		enum bev_dir d = bev_dir_from_yaw(yaw);
+		char letter[2] = { bev_dir_letter(d), 0 };
+		float m = bev_dir_margin(yaw);
+
+		if (!tool__add_num(o, "yaw_deg", yaw, 2) ||
+		    !cJSON_AddStringToObject(o, "direction", bev_dir_name(d)) ||
+		    !cJSON_AddStringToObject(o, "letter", letter) ||
+		    !tool__add_num(o, "sector_margin_deg", m, 2) ||
+		    !cJSON_AddBoolToObject(o, "ambiguous", m < dp->angle_margin_deg))
+			return ENG_ENOMEM;
+	} else if (!cJSON_AddNullToObject(o, "yaw_deg") ||
+		   !cJSON_AddNullToObject(o, "direction") ||
+		   !cJSON_AddNullToObject(o, "letter") ||
+		   !cJSON_AddNullToObject(o, "sector_margin_deg") ||
+		   !cJSON_AddTrueToObject(o, "ambiguous")) {
+		return ENG_ENOMEM;
+	}
+	{
+		cJSON *px = cJSON_AddArrayToObject(o, "pixel");
+		cJSON *a, *b;
+
+		if (!px)
+			return ENG_ENOMEM;
+		a = cJSON_CreateNumber(tool__round(e->info.u, 1));
+		b = cJSON_CreateNumber(tool__round(e->info.v, 1));
+		if (!a || !b) {
+			cJSON_Delete(a);
+			cJSON_Delete(b);
+			return ENG_ENOMEM;
+		}
+		cJSON_AddItemToArray(px, a);
+		cJSON_AddItemToArray(px, b);
+	}
+	if (!tool__add_num(o, "depth_m", e->info.p_cam[2], 3))
+		return ENG_ENOMEM;
+	return 0;
+}
+
+static int add_hidden(cJSON *arr, const struct recording *rec, const struct seen *e)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return ENG_ENOMEM;
+	cJSON_AddItemToArray(arr, o);
+	if (!tool__add_str(o, "id", rec->objects[e->obj].id) ||
+	    !tool__add_str(o, "name", rec->objects[e->obj].name) ||
+	    !cJSON_AddStringToObject(o, "reason", visibility_reason_name(e->info.reason)) ||
+	    !tool__add_num(o, "distance_m", e->info.distance_m, 3) ||
+	    !tool__add_object_ref(o, "occluder", rec, e->info.occluder))
+		return ENG_ENOMEM;
+	return 0;
+}
+
+int tool_visible_objects(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct disc_params *dp = tool_ctx_disc(ctx);
+	int64_t t = tool__time(args, "t", 0);
+	float range = (float)tool__num(args, "max_range_m", VISIBILITY_MAX_RANGE_M);
+	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
+	const cJSON *ih = cJSON_GetObjectItemCaseSensitive(args, "include_hidden");
+	bool hidden = cJSON_IsTrue(ih);
+	struct visibility_view v;
+	struct seen *vis = NULL, *hid = NULL;
+	size_t nv = 0, nh = 0, i;
+	struct scene *s;
+	struct pose cam;
+	float heading;
+	cJSON *c, *arr;
+	int rc;
+
+	rc = tool__camera(ctx, "t", t, &cam, &heading);
+	if (rc)
+		return rc;
+	rc = scene_get(ctx, &s);
+	if (rc)
+		return rc;
+	rc = visibility_view_at(s, rec, t, range, &v);
+	if (rc)
+		return rc;
+	vis = malloc((rec->nobjects + 1) * sizeof(*vis));
+	hid = malloc((rec->nobjects + 1) * sizeof(*hid));
+	if (!vis || !hid) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < rec->nobjects; i++) {
+		struct visibility_info info;
+
+		if (visibility_test(s, &v, i, hidden, &info) == VIS_VISIBLE) {
+			vis[nv].obj = i;
+			vis[nv++].info = info;
+		} else {
+			hid[nh].obj = i;
+			hid[nh++].info = info;
+		}
+	}
+	qsort(vis, nv, sizeof(*vis), cmp_seen);
+	qsort(hid, nh, sizeof(*hid), cmp_seen);
+
+	if (!tool__add_time(result, "t_ns", t)) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	c = cJSON_AddObjectToObject(result, "camera");
+	if (!c ||
+	    !tool__add_vec3(c, "position", cam.t, 3) ||
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)(heading * RAD2DEG)), 2) ||
+	    !cJSON_AddStringToObject(c, "model", rec->camera.model == REC_CAM_FISHEYE ?
+				     "fisheye" : "pinhole") ||
+	    !tool__add_num(result, "max_range_m", range, 3) ||
+	    !cJSON_AddNumberToObject(result, "total", (double)nv) ||
+	    !cJSON_AddBoolToObject(result, "truncated", nv > limit)) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	arr = cJSON_AddArrayToObject(result, "objects");
+	if (!arr) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nv && i < limit; i++) {
+		rc = add_visible(arr, rec, dp, &v, heading, &vis[i], s);
+		if (rc)
+			goto out;
+	}
+	if (hidden) {
+		arr = cJSON_AddArrayToObject(result, "hidden");
+		if (!arr || !cJSON_AddNumberToObject(result, "hidden_total", (double)nh)) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < nh && i < limit; i++) {
+			rc = add_hidden(arr, rec, &hid[i]);
+			if (rc)
+				goto out;
+		}
+	}
+out:
+	free(vis);
+	free(hid);
+	return rc;
+}
