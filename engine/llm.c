@@ -486,23 +486,22 @@ static int salvage(struct llm_reply *r, const struct llm_tool *tools, size_t nto
 	if (!text)
 		return 0;
 	for (i = 0; !rc && i < ARRAY_SIZE(tags); i++) {
-		p = text;
-		while (!rc && (p = strstr(p, tags[i])) != NULL) {
+		p = strstr(text, tags[i]);
+		while (!rc && p) {
 			p += strlen(tags[i]);
 			rc = salvage_json(p, NULL, tools, ntools, counter, &r->msg, &added);
+			p = strstr(p, tags[i]);
 		}
 	}
-	p = text;
-	while (!rc && !added && (p = strstr(p, "```")) != NULL) {
+	p = added ? NULL : strstr(text, "```");
+	while (!rc && !added && p) {
 		p += 3;
 		while (isalpha((unsigned char)*p))
 			p++;
 		rc = salvage_json(p, NULL, tools, ntools, counter, &r->msg, &added);
+		/* skip the closing fence, then look for the next block */
 		p = strstr(p, "```");
-		if (p)
-			p += 3;
-		else
-			break;
+		p = p ? strstr(p + 3, "```") : NULL;
 	}
 	if (!rc && !added) {
 		p = text;
@@ -830,6 +829,7 @@ struct llm_client {
 	struct llm_config cfg;     /* copy; its strings point into this struct */
 	char *base_url;
 	char *url;                 /* base_url + /chat/completions */
+	char *shown_url;           /* url without its query, for logs and messages */
 	char *path;                /* URL path, part of the cache key */
 	char *model;
 	char *auth;                /* "Authorization: Bearer ..."; wiped on free */
@@ -942,11 +942,15 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
 	return len;
 }
 
-/* Joins base and /chat/completions, and finds the URL path. */
+/*
+ * Joins base and /chat/completions (before any query, so an Azure-style
+ * "?api-version=..." stays at the end), and finds the URL path.
+ */
 static int client_urls(struct llm_client *c, const char *base)
 {
 	struct buf b;
-	size_t n = strlen(base);
+	size_t q = strcspn(base, "?#");
+	size_t n = q;
 	const char *p;
 	int rc;
 
@@ -954,8 +958,10 @@ static int client_urls(struct llm_client *c, const char *base)
 		n--;
 	buf_init(&b, 8192);
 	rc = buf_add(&b, base, n);
-	if (!rc && (n < 17 || strcmp(base + n - 17, "/chat/completions")))
+	if (!rc && (n < 17 || strncmp(base + n - 17, "/chat/completions", 17)))
 		rc = buf_adds(&b, "/chat/completions");
+	if (!rc)
+		rc = buf_adds(&b, base + q);
 	if (rc) {
 		buf_release(&b);
 		return rc == ENG_ETOOBIG ? err_set(ENG_EINVAL, "llm base url is too long") : rc;
@@ -963,10 +969,13 @@ static int client_urls(struct llm_client *c, const char *base)
 	c->url = buf_detach(&b);
 	if (!c->url)
 		return ENG_ENOMEM;
+	c->shown_url = strndup(c->url, strcspn(c->url, "?#"));
+	if (!c->shown_url)
+		return ENG_ENOMEM;
 	p = strstr(c->url, "://");
 	p = p ? p + 3 : c->url;
 	p = strchr(p, '/');
-	c->path = strdup(p ? p : "/chat/completions");
+	c->path = p ? strndup(p, strcspn(p, "?#")) : strdup("/chat/completions");
 	return c->path ? 0 : ENG_ENOMEM;
 }
 
@@ -1093,6 +1102,7 @@ void llm_client_free(struct llm_client *c)
 	cJSON_Delete(c->resp_headers);
 	free(c->base_url);
 	free(c->url);
+	free(c->shown_url);
 	free(c->path);
 	free(c->model);
 	free(c);
@@ -1712,7 +1722,7 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 				   c->errbuf[0] ? c->errbuf : curl_easy_strerror(a.cc));
 			if (a.too_big) {
 				rc = err_set(ENG_ETOOBIG, "llm: %s: response larger than %zu bytes",
-					     c->url, c->cfg.max_response_bytes);
+					     c->shown_url, c->cfg.max_response_bytes);
 				goto out;
 			}
 			rc = a.cc == CURLE_OPERATION_TIMEDOUT ? ENG_ETIMEOUT : ENG_EHTTP;
@@ -1746,7 +1756,7 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 			break;
 		}
 		logf_(c, "llm: attempt %d/%d %s -> %d%s%s (%s); retry in %ld ms", attempt + 1,
-		      c->cfg.max_retries + 1, c->url, a.status,
+		      c->cfg.max_retries + 1, c->shown_url, a.status,
 		      out->request_id ? " request-id " : "", out->request_id ? out->request_id : "",
 		      out->error.message, delay);
 		out->retry_wait_ms += delay;
@@ -1758,17 +1768,17 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 		}
 	}
 	if (rc) {
+		char what[160] = "";
+
 		if (out->error.http_status)
-			err_set(rc, "llm: %s: HTTP %d %s%s%s: %s (%d attempt%s)", c->url,
-				out->error.http_status, out->error.type,
-				out->error.code[0] ? " " : "", out->error.code,
-				out->error.message, out->attempts, out->attempts == 1 ? "" : "s");
-		else
-			err_set(rc, "llm: %s: %s (%d attempt%s)", c->url, out->error.message,
-				out->attempts, out->attempts == 1 ? "" : "s");
+			snprintf(what, sizeof(what), "HTTP %d%s%s%s%s: ", out->error.http_status,
+				 out->error.type[0] ? " " : "", out->error.type,
+				 out->error.code[0] ? " " : "", out->error.code);
+		err_set(rc, "llm: %s: %s%s (%d attempt%s)", c->shown_url, what, out->error.message,
+			out->attempts, out->attempts == 1 ? "" : "s");
 		goto out;
 	}
-	logf_(c, "llm: attempt %d %s -> %d in %ld ms%s", out->attempts, c->url, out->http_status,
+	logf_(c, "llm: attempt %d %s -> %d in %ld ms%s", out->attempts, c->shown_url, out->http_status,
 	      out->latency_ms, out->replayed ? " (replayed)" : "");
 	if (out->http_status == 200 && !out->replayed && c->cfg.cache && c->cfg.cache->put) {
 		int prc = c->cfg.cache->put(c->cfg.cache->ctx, out->key, wire, out->body, 200,

@@ -1088,8 +1088,9 @@ static int send_response(int fd, const struct request *q, const struct response 
 		buf_adds(&head, "Content-Type: application/json\r\n");
 	if (!(be && !strcmp(be, "truncate_close")))
 		buf_addf(&head, "Content-Length: %zu\r\n", blen);
-	cJSON_ArrayForEach(h, r->headers)
+	cJSON_ArrayForEach(h, r->headers) {
 		buf_addf(&head, "%s: %s\r\n", h->string, h->valuestring);
+	}
 	buf_addf(&head, "Connection: %s\r\n\r\n", close_after ? "close" : "keep-alive");
 	if (be && (!strcmp(be, "truncate") || !strcmp(be, "truncate_close"))) {
 		rc = send_all(fd, buf_str(&head), head.len);
@@ -1133,9 +1134,9 @@ static void *conn_main(void *arg)
 		if (q.len)
 			body = cJSON_ParseWithLength(q.body, q.len);
 		if (!strcmp(q.method, "POST")) {
-			size_t pl = strlen(q.path);
+			size_t pl = strcspn(q.path, "?#");
 
-			if (pl < 17 || strcmp(q.path + pl - 17, "/chat/completions"))
+			if (pl < 17 || strncmp(q.path + pl - 17, "/chat/completions", 17))
 				reject(&rej, 404, NULL, NULL, "Invalid URL (POST %s)", q.path);
 			else if (S.strict)
 				check_request(&q, body, &rej);
@@ -1171,7 +1172,10 @@ static char *slurp(const char *path)
 	if (!f)
 		return NULL;
 	buf_init(&b, MAX_BODY);
-	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) {
+	for (;;) {
+		n = fread(tmp, 1, sizeof(tmp), f);
+		if (!n)
+			break;
 		if (buf_add(&b, tmp, n)) {
 			fclose(f);
 			buf_release(&b);
@@ -1218,7 +1222,10 @@ int main(int argc, char **argv)
 	char *text;
 	long t0;
 
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	for (;;) {
+		opt = getopt_long(argc, argv, "", longopts, NULL);
+		if (opt == -1)
+			break;
 		switch (opt) {
 		case 's': script = optarg; break;
 		case 'l': logpath = optarg; break;

@@ -141,8 +141,12 @@ static char *slurp(const char *path)
 	if (!f)
 		return NULL;
 	buf_init(&b, (size_t)64 << 20);
-	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+	for (;;) {
+		n = fread(tmp, 1, sizeof(tmp), f);
+		if (!n)
+			break;
 		assert_int_equal(buf_add(&b, tmp, n), 0);
+	}
 	fclose(f);
 	return buf_detach(&b);
 }
@@ -515,6 +519,42 @@ static void test_unknown_tool_passed_up(void **state)
 	assert_string_equal(r.msg.tool_calls[0].arguments_json, "{\"to\":\"kitchen\"}");
 	assert_int_equal(r.salvaged, 0);
 	llm_reply_release(&r);
+	release_all(h, 2);
+	fx_close(&fx);
+	stub_stop(&s);
+	rm_tree(s.dir);
+}
+
+static void test_base_url_forms(void **state)
+{
+	struct stub s;
+	struct fixture fx;
+	struct llm_msg h[2];
+	struct llm_reply r;
+	char url[128];
+	cJSON *log;
+
+	(void)state;
+	stub_start(&s, DATA "loop.json", "--loop", NULL, NULL, NULL);
+	fx_config(&fx, &s, LLM_PROFILE_OPENAI);
+	snprintf(url, sizeof(url), "%s//?api-version=2024-10-21", s.url);
+	fx.cfg.base_url = url;
+	fx_open(&fx);
+	first_turn(h);
+	assert_int_equal(llm_chat(fx.c, h, 2, tools, NTOOLS, NULL, &r), 0);
+	llm_reply_release(&r);
+	fx_close(&fx);
+	snprintf(url, sizeof(url), "%s/chat/completions", s.url);
+	fx.cfg.base_url = url;
+	fx_open(&fx);
+	assert_int_equal(llm_chat(fx.c, h, 2, tools, NTOOLS, NULL, &r), 0);
+	llm_reply_release(&r);
+	log = stub_log(&s);
+	assert_string_equal(jget(cJSON_GetArrayItem(log, 0), "path")->valuestring,
+			    "/v1/chat/completions?api-version=2024-10-21");
+	assert_string_equal(jget(cJSON_GetArrayItem(log, 1), "path")->valuestring,
+			    "/v1/chat/completions");
+	cJSON_Delete(log);
 	release_all(h, 2);
 	fx_close(&fx);
 	stub_stop(&s);
@@ -1564,6 +1604,7 @@ int main(void)
 		cmocka_unit_test(test_several_calls_one_turn),
 		cmocka_unit_test(test_argument_shapes),
 		cmocka_unit_test(test_unknown_tool_passed_up),
+		cmocka_unit_test(test_base_url_forms),
 		cmocka_unit_test(test_missing_ids_synthesised),
 		cmocka_unit_test(test_salvage_from_content),
 		cmocka_unit_test(test_retry_429_retry_after),
