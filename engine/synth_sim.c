@@ -228,6 +228,7 @@ static void carry_sample(struct sim *m, int64_t t)
 	if (grow(m, &m->smp, &m->smp_cap, m->nsmp + 1, sizeof(*m->smp)))
 		return;
 	sp = &m->smp[m->nsmp++];
+	memset(sp, 0, sizeof(*sp));
 	sp->obj = c->obj;
 	sp->ps.t_ns = t;
 	sp->ps.pose = c->from;
