@@ -315,6 +315,7 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 
 	memset(out, 0, sizeof(*out));
 	out->qa.answer_index = -1;
+	out->index = s->index;
 	rc = agent_tools(&tools, &ntools);
 	if (rc)
 		return rc;
@@ -422,6 +423,7 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 			const struct llm_tool_call *tc = &h.m[am_idx].tool_calls[i];
 			char *id = strdup(tc->id), *name = strdup(tc->name);
 			char *args = strdup(tc->arguments_json);
+			char *bad_json = NULL;
 			cJSON *res = NULL;
 			char *text = NULL;
 
@@ -432,7 +434,22 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 				rc = ENG_ENOMEM;
 				goto out;
 			}
-			if ((int)i >= p->max_calls_per_turn) {
+			if (tc->flags & LLM_TC_ARGS_INVALID) {
+				cJSON *e = cJSON_CreateObject();
+
+				cJSON_AddBoolToObject(e, "ok", 0);
+				cJSON_AddStringToObject(e, "error", "invalid_json");
+				cJSON_AddStringToObject(e, "detail", tc->arguments_error ? tc->arguments_error
+							: "the arguments are not JSON");
+				cJSON_AddStringToObject(e, "hint",
+							"arguments must be a JSON object matching the schema");
+				bad_json = cJSON_PrintUnformatted(e);
+				cJSON_Delete(e);
+			}
+			if (bad_json) {
+				rc = push_tool_result(&h, trace, id, name, bad_json, p->max_result_bytes);
+				free(bad_json);
+			} else if ((int)i >= p->max_calls_per_turn) {
 				rc = push_tool_result(&h, trace, id, name,
 						      "{\"ok\":false,\"error\":\"tool_failed\",\"detail\":\"too many tool calls in one turn; call again\"}",
 						      p->max_result_bytes);

@@ -44,6 +44,7 @@ struct agent_result {
 	int64_t drop_t_ns;      /* AGENT_DROP after a rejected submit_qa: its T, else 0 */
 	char drop_target[128];  /* ... and its target, else "" */
 	char *trace_json;       /* the whole session (messages, calls, results), owned */
+	int index;              /* the session's candidate index */
 	int turns;              /* brain turns used */
 	int tool_calls;         /* tool calls executed */
 	int disagreements;      /* brain statements the tools contradicted */

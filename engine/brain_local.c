@@ -17,6 +17,8 @@
 #include "answer.h"
 #include "buf.h"
 #include "err.h"
+#include "registry.h"
+#include "schema.h"
 #include "template.h"
 
 #define NS_PER_S 1000000000LL
@@ -60,6 +62,14 @@ static int call(struct llm_reply *out, int step, const char *name, cJSON *args)
 
 	if (!args)
 		return ENG_ENOMEM;
+	/* a careful planner sends every property the strict schema lists */
+	{
+		const struct tool_def *t = tool_find(name);
+		const struct schema *sc;
+
+		if (t && !tool_schema(t, &sc))
+			schema_fill_nulls(sc, args);
+	}
 	txt = cJSON_PrintUnformatted(args);
 	cJSON_Delete(args);
 	if (!txt)
@@ -165,6 +175,9 @@ int brain__local_turn(const struct brain_session *s, const struct llm_msg *msgs,
 		cJSON_AddNullToObject(a, "target");
 		cJSON_AddNullToObject(a, "t0");
 		cJSON_AddNullToObject(a, "t1");
+		cJSON_AddNullToObject(a, "frames");
+		cJSON_AddNullToObject(a, "window_s");
+		cJSON_AddNullToObject(a, "k");
 		rc = call(out, step, "sample_clips", a);
 		goto out;
 	}
@@ -174,7 +187,7 @@ int brain__local_turn(const struct brain_session *s, const struct llm_msg *msgs,
 		goto out;
 	}
 	t = jtime(cand, "t_ns");
-	event = jtime(cand, "event_ns");
+	event = jtime(cand, "event_t_ns");
 	c = jget(cand, "target");
 	target = cJSON_IsObject(c) ? jstr(c, "id") : jstr(cand, "target");
 
@@ -183,9 +196,8 @@ int brain__local_turn(const struct brain_session *s, const struct llm_msg *msgs,
 		if (!r1) {
 			cJSON *a = cJSON_CreateObject();
 
-			add_t(a, "t0", jtime(cand, "clip_start_ns"));
-			add_t(a, "t1", jtime(cand, "future_end_ns") ? jtime(cand, "future_end_ns")
-								   : t + 120 * NS_PER_S);
+			add_t(a, "t0", jtime(jget(cand, "window"), "start_ns"));
+			add_t(a, "t1", t + 120 * NS_PER_S);
 			cJSON_AddNullToObject(a, "k");
 			cJSON_AddNullToObject(a, "clip_s");
 			cJSON_AddNullToObject(a, "horizon_s");
@@ -200,7 +212,8 @@ int brain__local_turn(const struct brain_session *s, const struct llm_msg *msgs,
 
 			cJSON_AddNullToObject(a, "actions");
 			add_t(a, "t", t);
-			cJSON_AddNumberToObject(a, "k", jget(cand, "k") ? jget(cand, "k")->valuedouble : 4);
+			cJSON_AddNumberToObject(a, "k", jget(jget(cand, "why"), "k")
+							 ? jget(jget(cand, "why"), "k")->valuedouble : 4);
 			cJSON_AddNullToObject(a, "before");
 			cJSON_AddBoolToObject(a, "keep_goal_order", 1);
 			cJSON_AddNullToObject(a, "limit");
@@ -294,7 +307,7 @@ int brain__local_turn(const struct brain_session *s, const struct llm_msg *msgs,
 
 		if (!strcmp(st, "chain.actions")) {
 			const cJSON *it;
-			const char *goal = jstr(cand, "goal");
+			const char *goal = jstr(jget(cand, "why"), "goal");
 
 			cJSON_AddStringToObject(sub, "target", goal ? goal : "chain");
 			cJSON_ArrayForEach(it, jget(r2, "actions")) {

@@ -54,6 +54,7 @@ struct gen_opts {
 	int max_turns;
 	int max_sessions;   /* sessions tried per group and recording, at most */
 	int quiet;
+	int verbose;        /* print why each candidate was dropped */
 	struct brain_config brain;
 	const char *regen_category;  /* regenerate: the category */
 	const char *regen_recording; /* regenerate: one recording, or NULL */
@@ -139,6 +140,7 @@ struct worker {
 };
 
 struct totals {
+	int verbose;
 	long qa_new, qa_kept, qa_replaced, drops, failed, sessions;
 	long by_group[NGROUPS];
 	double t_brain, t_tools, t_truth, t_store;
@@ -229,6 +231,9 @@ static int write_result(struct store *st, int64_t run_id, const struct recording
 		d.reason = r->reason_code[0] ? r->reason_code : "unknown";
 		d.t_ns = r->drop_t_ns;
 		d.target = r->drop_target[0] ? r->drop_target : NULL;
+		if (t->verbose)
+			fprintf(stderr, "%s %s/%s #%d: %s: %s\n", rec->id, g->subtask, g->metric,
+				r->index, d.reason, r->reason);
 		if (r->status == AGENT_FAILED)
 			t->failed++;
 		else
@@ -245,6 +250,7 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 	struct recording *rec = NULL;
 	struct agent_params ap;
 	struct agent_result *res = NULL;
+	char (*seen)[HASH_HEX_LEN + 1] = NULL;
 	size_t gi;
 	int rc, i, chunk = nw * 4;
 
@@ -278,10 +284,15 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 		rc = error("out of memory");
 		goto out;
 	}
+	seen = calloc((size_t)o->max_sessions + 1, sizeof(*seen));
+	if (!seen) {
+		rc = error("out of memory");
+		goto out;
+	}
 	for (gi = 0; gi < NGROUPS; gi++) {
 		const struct group *g = &groups[gi];
 		long produced = 0;
-		int base = 0, exhausted = 0;
+		int base = 0, exhausted = 0, nseen = 0;
 
 		if (o->regen_category && strncmp(g->subtask, o->regen_category, strlen(o->regen_category)))
 			continue;
@@ -321,6 +332,16 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 				}
 				if (res[k].status == AGENT_QA && produced >= o->per_task)
 					continue;
+				if (res[k].status == AGENT_QA) {
+					/* two candidates that land on the same (T, target) are one QA */
+					int q, dup = 0;
+
+					for (q = 0; q < nseen && !dup; q++)
+						dup = !strcmp(seen[q], res[k].qa.id);
+					if (dup)
+						continue;
+					snprintf(seen[nseen++], sizeof(seen[0]), "%s", res[k].qa.id);
+				}
 				rc = write_result(st, run_id, rec, g, gi, &res[k], t);
 				if (!rc && res[k].status == AGENT_QA)
 					produced++;
@@ -342,6 +363,7 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 	}
 out:
 	free(res);
+	free(seen);
 	for (i = 0; i < nw; i++) {
 		tool_ctx_free(w[i].ctx);
 		w[i].ctx = NULL;
@@ -409,7 +431,8 @@ static const char generate_usage[] =
 	"  --max-turns N     brain turns per session (default 16)\n"
 	"  --task CATEGORY   regenerate: the category whose unreviewed QAs are replaced\n"
 	"  --recording ID    regenerate: only this recording\n"
-	"  --quiet           no progress line\n";
+	"  --quiet           no progress line\n"
+	"  --verbose         print why each dropped candidate was dropped\n";
 
 static int generate_main(int argc, char **argv, int regen)
 {
@@ -432,6 +455,7 @@ static int generate_main(int argc, char **argv, int regen)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "max-turns", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -468,6 +492,7 @@ static int generate_main(int argc, char **argv, int regen)
 		case 'k': o.brain.llm.api_key_env = optarg; break;
 		case 'R': o.brain.record_path = optarg; break;
 		case 'q': o.quiet = 1; break;
+		case 'v': o.verbose = 1; break;
 		case 'p':
 			if (llm_profile_parse(optarg, &o.brain.llm.profile)) {
 				error("--profile: unknown provider '%s'", optarg);
@@ -593,6 +618,7 @@ static int generate_main(int argc, char **argv, int regen)
 		error_code(rc, o.db);
 		goto out;
 	}
+	t.verbose = o.verbose;
 	t0 = now_s();
 	if (regen) {
 		struct cJSON *recs = NULL;

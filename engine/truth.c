@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "err.h"
 #include "hash.h"
+#include "schema.h"
 #include "template.h"
 
 #define NS_PER_S 1000000000.0
@@ -53,6 +54,8 @@ static double jnum(const cJSON *o, const char *key, double dflt)
 {
 	const cJSON *v = jget(o, key);
 
+	if (cJSON_IsRaw(v) && v->valuestring)
+		return strtod(v->valuestring, NULL);
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
@@ -67,7 +70,8 @@ static int64_t jtime(const cJSON *o, const char *key)
 
 	if (cJSON_IsNumber(v))
 		return (int64_t)llround(v->valuedouble);
-	if (cJSON_IsString(v))
+	/* tools write exact int64 times as raw JSON numbers */
+	if ((cJSON_IsRaw(v) || cJSON_IsString(v)) && v->valuestring)
 		return strtoll(v->valuestring, NULL, 10);
 	return 0;
 }
@@ -83,6 +87,16 @@ static bool ambiguous_has(const cJSON *res, const char *what)
 	return false;
 }
 
+/* Adds null for every optional argument left out (the schemas are strict). */
+static void fill_nulls(const char *name, cJSON *args)
+{
+	const struct tool_def *t = tool_find(name);
+	const struct schema *sc;
+
+	if (t && !tool_schema(t, &sc))
+		schema_fill_nulls(sc, args);
+}
+
 /* Runs a tool on args (consumed); on success *res holds its result. */
 static int run_tool(struct tool_ctx *ctx, const char *name, cJSON *args, cJSON **res)
 {
@@ -90,6 +104,7 @@ static int run_tool(struct tool_ctx *ctx, const char *name, cJSON *args, cJSON *
 
 	if (!args)
 		return ENG_ENOMEM;
+	fill_nulls(name, args);
 	rc = tool_call_value(ctx, name, args, res);
 	cJSON_Delete(args);
 	if (rc && *res) {
@@ -153,6 +168,26 @@ static int display_name(const struct recording *rec, long idx, char *out, size_t
 	return rc;
 }
 
+/*
+ * Walls, floors and ceilings: a box longer than 2.5 m that is thinner than
+ * 0.15 m. Nobody turns to "see the north wall".
+ */
+static bool structural(const struct recording *rec, long i)
+{
+	const float *h = rec->objects[i].half;
+	float lo = fminf(h[0], fminf(h[1], h[2])), hi = fmaxf(h[0], fmaxf(h[1], h[2]));
+
+	return 2 * hi > 2.5f && 2 * lo < 0.15f;
+}
+
+/* Something a hand can pick up: no side longer than 0.6 m. */
+static bool graspable(const struct recording *rec, long i)
+{
+	const float *h = rec->objects[i].half;
+
+	return 2 * fmaxf(h[0], fmaxf(h[1], h[2])) <= 0.6f;
+}
+
 /* ======================= The clip ======================= */
 
 /*
@@ -160,32 +195,50 @@ static int display_name(const struct recording *rec, long idx, char *out, size_t
  * sub-task's clip rule; the sampler re-derives the facts (last seen time,
  * fixation, interaction, path) itself. On success *why is its account.
  */
-static int check_clip(struct tool_ctx *ctx, const char *subtask, const char *metric,
-		      int64_t t, const char *target, int64_t event, cJSON **why,
-		      char *code, size_t code_size)
+static int check_clip(struct tool_ctx *ctx, const struct truth_params *p,
+		      const char *subtask, const char *metric, int64_t t, const char *target,
+		      int k, cJSON **why, char *code, size_t code_size)
 {
-	cJSON *a = args_new(), *res = NULL;
-	const cJSON *v;
+	cJSON *a = args_new(), *res = NULL, *cand;
 	int rc;
 
 	cJSON_AddStringToObject(a, "subtask", subtask);
 	cJSON_AddStringToObject(a, "metric", metric);
-	add_time(a, "t_ns", t);
-	cJSON_AddStringToObject(a, "target", target);
-	add_time(a, "event_ns", event);
-	rc = run_tool(ctx, "check_clip", a, &res);
-	if (rc)
-		return rc == ENG_EINVAL ? reject(code, code_size, "clip_rule", "%s", err_msg()) : rc;
-	v = jget(res, "valid");
-	if (!cJSON_IsTrue(v)) {
-		const char *r = jstr(res, "reason");
+	cJSON_AddNumberToObject(a, "index", 0);
+	cJSON_AddNumberToObject(a, "count", 1);
+	cJSON_AddNumberToObject(a, "seed", 0);
+	if (target)
+		cJSON_AddStringToObject(a, "target", target);
+	else
+		cJSON_AddNullToObject(a, "target");
+	add_time(a, "t0", t);
+	add_time(a, "t1", t);
+	cJSON_AddNumberToObject(a, "frames", p->frames);
+	cJSON_AddNumberToObject(a, "window_s", p->window_s);
+	if (k >= 3 && k <= 5)
+		cJSON_AddNumberToObject(a, "k", k);
+	else
+		cJSON_AddNullToObject(a, "k");
+	rc = run_tool(ctx, "sample_clips", a, &res);
+	if (rc == ENG_EINVAL) {
+		char detail[512];
 
-		reject(code, code_size, "clip_rule", "the clip does not satisfy the %s rule: %s",
-		       subtask, r ? r : "no reason given");
-		cJSON_Delete(res);
-		return ENG_EINVAL;
+		snprintf(detail, sizeof(detail), "%s", err_msg());
+		return reject(code, code_size, "clip_rule",
+			      "no %s clip qualifies at T = %lld for '%s' (%s)", subtask,
+			      (long long)t, target ? target : "the chain", detail);
 	}
-	*why = res;
+	if (rc)
+		return rc;
+	cand = cJSON_DetachItemFromArray(cJSON_GetObjectItemCaseSensitive(res, "candidates"), 0);
+	cJSON_Delete(res);
+	if (!cand || jtime(cand, "t_ns") != t) {
+		cJSON_Delete(cand);
+		return reject(code, code_size, "clip_rule",
+			      "no %s clip qualifies at T = %lld for '%s'", subtask, (long long)t,
+			      target ? target : "the chain");
+	}
+	*why = cand;
 	return 0;
 }
 
@@ -224,10 +277,15 @@ struct build {
 	float lengths[8];
 	char *code;
 	size_t code_size;
+	const cJSON *clip;       /* the sampler's candidate for (T, target), owned by gt */
+	int event_note;          /* the brain's event time differed from the sampler's */
 };
 
-/* Fills the negatives context with the objects visible at T. */
-static int visible_context(struct build *b, long except, long except2)
+/*
+ * Fills the negatives context with the objects visible at T (only what a
+ * hand can pick up when `grasp` is set), never walls.
+ */
+static int visible_context(struct build *b, long except, long except2, bool grasp)
 {
 	cJSON *a = args_new(), *res = NULL;
 	const cJSON *it;
@@ -245,6 +303,8 @@ static int visible_context(struct build *b, long except, long except2)
 		size_t k = b->qctx.nobjects;
 
 		if (idx < 0 || idx == except || idx == except2 || k >= ARRAY_SIZE(b->objs))
+			continue;
+		if (structural(b->rec, idx) || (grasp && !graspable(b->rec, idx)))
 			continue;
 		if (display_name(b->rec, idx, b->objbuf[k], sizeof(b->objbuf[k])))
 			continue;
@@ -334,7 +394,7 @@ static int truth_gaze(struct build *b)
 		const char *lab;
 		bool ok_ref = false;
 
-		rc = visible_context(b, b->target, -1);
+		rc = visible_context(b, b->target, -1, false);
 		if (rc)
 			return rc;
 		vis = jget(jget(b->gt, "visible_at_t"), "objects");
@@ -349,7 +409,7 @@ static int truth_gaze(struct build *b)
 				cJSON *r2 = NULL;
 				double m;
 
-				if (k < 0 || k == b->target)
+				if (k < 0 || k == b->target || structural(b->rec, k))
 					continue;
 				if (display_name(b->rec, k, refname, sizeof(refname)))
 					continue;
@@ -382,7 +442,17 @@ static int truth_gaze(struct build *b)
 				      "the relation to the reference is within a margin");
 		lab = jstr(rel, "label");
 		ans_init(&b->ans, ANS_GAZE_RELATIVE);
-		b->ans.rel = ans_rel_from_name(lab ? lab : "");
+		{
+			/* the tool says "left of", the answer names are "left_of" */
+			char key[32];
+			size_t q;
+
+			snprintf(key, sizeof(key), "%s", lab ? lab : "");
+			for (q = 0; key[q]; q++)
+				if (key[q] == ' ')
+					key[q] = '_';
+			b->ans.rel = ans_rel_from_name(key);
+		}
 		if (b->ans.rel >= ANS_NREL)
 			return reject(b->code, b->code_size, "no_relation", "no relation label");
 		rc = ans_set_text(b->ans.object, sizeof(b->ans.object), b->target_name);
@@ -509,7 +579,7 @@ static int truth_interaction(struct build *b, int64_t event)
 		rc = ans_set_text(b->ans.verb, sizeof(b->ans.verb), verb && *verb ? verb : "pick up");
 	if (rc)
 		return rc;
-	return visible_context(b, b->target, -1);
+	return visible_context(b, b->target, -1, true);
 }
 
 /* ======================= Assembly ======================= */
@@ -642,20 +712,24 @@ static int truth_chain(struct build *b, struct truth *out)
 
 	buf_init(&q, 1 << 16);
 	buf_init(&cands, 1 << 16);
-	/* the K actions that follow T, from the recording (never the brain's list) */
-	for (first = 0; first < rec->nactions && rec->actions[first].start_ns <= b->t; first++)
-		;
-	if (k < 3 || k > 5)
-		k = 4;
-	if (first == 0 || first + (size_t)k > rec->nactions) {
-		rc = reject(b->code, b->code_size, "clip_rule",
-			    "fewer than %d actions follow T or none precedes it", k);
+	/* the K future actions and the goal are the sampler's, never the brain's */
+	{
+		const cJSON *why = jget(b->clip, "why"), *fut = jget(why, "future");
+
+		k = cJSON_GetArraySize(fut);
+		first = k > 0 ? (size_t)cJSON_GetArrayItem(fut, 0)->valuedouble : 0;
+		for (j = 1; j < k; j++)
+			if ((size_t)cJSON_GetArrayItem(fut, j)->valuedouble != first + (size_t)j)
+				k = -1;
+	}
+	if (k < 2 || first + (size_t)k > rec->nactions) {
+		rc = reject(b->code, b->code_size, "clip_rule", "the clip has no run of future actions");
 		goto out;
 	}
 	acts = cJSON_AddArrayToObject(a, "actions");
 	for (j = 0; j < k; j++)
 		cJSON_AddItemToArray(acts, cJSON_CreateNumber((double)(first + (size_t)j)));
-	add_time(a, "t", b->t);
+	cJSON_AddNullToObject(a, "t");
 	cJSON_AddNullToObject(a, "k");
 	cJSON_AddNullToObject(a, "before");
 	cJSON_AddBoolToObject(a, "keep_goal_order", 1);
@@ -682,7 +756,9 @@ static int truth_chain(struct build *b, struct truth *out)
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	goal = rec->actions[first].goal;
+	goal = jstr(jget(b->clip, "why"), "goal");
+	if (!goal)
+		goal = rec->actions[first].goal;
 	for (i = 0; i < rec->nactions; i++)
 		if ((i < first || i >= first + (size_t)k) && rec->actions[i].description)
 			pool[npool++] = rec->actions[i].description;
@@ -848,19 +924,40 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 			rc = reject(code, code_size, "bad_target", "no object with id '%s'", target);
 			goto out;
 		}
+		if (structural(rec, b->target)) {
+			rc = reject(code, code_size, "structural_target",
+				    "'%s' is part of the room (a wall or floor), not an object to ask about",
+				    target);
+			goto out;
+		}
 		if (display_name(rec, b->target, b->target_name, sizeof(b->target_name))) {
 			rc = reject(code, code_size, "unnamed",
 				    "object '%s' cannot be named apart from another", target);
 			goto out;
 		}
 	}
-	rc = check_clip(ctx, subtask, metric, t, target, event, &why, code, code_size);
+	rc = check_clip(ctx, p, subtask, metric, t, chain ? NULL : target,
+			cJSON_GetArraySize(jget(args, "actions")), &why, code, code_size);
 	if (rc)
 		goto out;
 	cJSON_AddItemToObject(b->gt, "clip", why);
-	if (!event)
-		event = jtime(why, "event_ns");
-	rc = make_id(rec_id, subtask, metric, t, target, out->id);
+	b->clip = why;
+	/* the event time is the sampler's, never the brain's */
+	if (event && event != jtime(why, "event_t_ns") &&
+	    (!strcmp(subtask, "intention.gaze_target") ||
+	     !strcmp(subtask, "exploitation.next_interaction")))
+		b->event_note = 1;
+	event = jtime(why, "event_t_ns");
+	if (chain) {
+		/* one window can ask for K = 3, 4 or 5 actions: K is part of the id */
+		char tk[300];
+
+		snprintf(tk, sizeof(tk), "%s#k=%d", target,
+			 cJSON_GetArraySize(jget(jget(why, "why"), "future")));
+		rc = make_id(rec_id, subtask, metric, t, tk, out->id);
+	} else {
+		rc = make_id(rec_id, subtask, metric, t, target, out->id);
+	}
 	if (rc)
 		goto out;
 	out->t_ns = t;
@@ -902,12 +999,14 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 		goto out;
 	if (!chain) {
 		if (b->qctx.nobjects == 0 && !strcmp(subtask, "intention.gaze_target"))
-			rc = visible_context(b, b->target, -1);
+			rc = visible_context(b, b->target, -1, false);
 		if (!rc)
 			rc = finish_mc(b, out);
 		if (rc)
 			goto out;
 		compare_statement(b, out);
+		if (b->event_note && !out->note)
+			out->note = strdup("the brain's event time differs from the sampler's; the sampler's is used");
 	}
 	out->gt_json = cJSON_PrintUnformatted(b->gt);
 	if (!out->gt_json)
