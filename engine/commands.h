@@ -27,6 +27,7 @@ int cmd_tool_astar(int argc, char **argv);
 int cmd_tool(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_regenerate(int argc, char **argv);
+int cmd_review(int argc, char **argv);
 
 /*
  * Returns 1 when argv holds -h or --help (before any "--"), so that

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "generate", cmd_generate, "generate QAs from recordings into a store" },
 	{ "regenerate", cmd_regenerate, "replace the unreviewed QAs of one category" },
 	{ "stats", cmd_stats, "counts and QC figures of a store" },
+	{ "review", cmd_review, "review generated QAs (web page and CLI)" },
 	{ "tool", cmd_tool, "run a native 3D tool" },
 	{ "astar", cmd_tool_astar, "run A* on Moving AI benchmark files" },
 };
