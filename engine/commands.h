@@ -28,6 +28,8 @@ int cmd_tool(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_regenerate(int argc, char **argv);
 int cmd_review(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 /*
  * Returns 1 when argv holds -h or --help (before any "--"), so that

@@ -18,6 +18,8 @@ static const struct command commands[] = {
 	{ "regenerate", cmd_regenerate, "replace the unreviewed QAs of one category" },
 	{ "stats", cmd_stats, "counts and QC figures of a store" },
 	{ "review", cmd_review, "review generated QAs (web page and CLI)" },
+	{ "export", cmd_export, "export reviewed QAs (EgoProx, JSONL, lmms-eval, ...)" },
+	{ "eval", cmd_eval, "score model answers (EgoProx metrics)" },
 	{ "tool", cmd_tool, "run a native 3D tool" },
 	{ "astar", cmd_tool_astar, "run A* on Moving AI benchmark files" },
 };

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `proxima eval`: scores model answers against an export, a store or an
+ * EgoProx results file with EgoProx's evaluate.py semantics.
+ */
+#include "commands.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "banned.h"
+#include "err.h"
+#include "eval.h"
+#include "store.h"
+
+static const char eval_usage[] =
+	"usage: proxima eval (--export DIR | --db FILE [--status LIST] [--tasks LIST])\n"
+	"                    --predictions FILE [--json]\n"
+	"       proxima eval --predictions RESULTS.json [--json]\n"
+	"\n"
+	"Scores answers with EgoProx's evaluate.py semantics: accuracy per group for\n"
+	"multiple choice (the last \"The correct answer is X\" of free text, or a bare\n"
+	"letter; anything else is wrong), Act-Acc, Rel-Acc-S and Rel-Acc-L for chains\n"
+	"of actions (unparsable answers and wrong node counts leave the denominator),\n"
+	"chance levels, and missing answers. docs/export.md gives the rules.\n"
+	"\n"
+	"  --export DIR       the key: an export folder (format egoprox or jsonl)\n"
+	"  --db FILE          the key: the QAs of a store (read-only)\n"
+	"  --status LIST      with --db: statuses (default approved,edited)\n"
+	"  --tasks LIST       with --db: tasks, as for export\n"
+	"  --predictions FILE JSONL of {\"id\", \"answer\"}, or an EgoProx results file\n"
+	"                     (the EgoProx array with \"answer\" fields); a results\n"
+	"                     file alone is its own key\n"
+	"  --json             print the scores as JSON\n"
+	"  -h, --help         show this help\n";
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : (double)NAN;
+}
+
+/* evaluate.py's pct(): "42.86%", or "-" for null. */
+static void pct(char *out, size_t size, double v)
+{
+	if (isnan(v))
+		snprintf(out, size, "-");
+	else
+		snprintf(out, size, "%.2f%%", v * 100);
+}
+
+static void print_scores(const cJSON *r)
+{
+	const cJSON *g, *groups = cJSON_GetObjectItemCaseSensitive(r, "groups");
+	const cJSON *ego = cJSON_GetObjectItemCaseSensitive(r, "egoprox");
+	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(r, "predictions");
+	char a[32], b[32], c[32], d[32];
+	int w = 24, mc = 0, ch = 0;
+
+	cJSON_ArrayForEach(g, groups) {
+		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "kind"));
+
+		if ((int)strlen(g->string) > w)
+			w = (int)strlen(g->string);
+		if (kind && !strcmp(kind, "chain"))
+			ch = 1;
+		else
+			mc = 1;
+	}
+	printf("key items: %.0f; predictions read: %.0f (%.0f with ids not in the key, "
+	       "%.0f repeated); missing answers: %.0f\n\n", num(r, "items"), num(pr, "total"),
+	       num(pr, "unknown_ids"), num(pr, "repeated_ids"), num(r, "missing"));
+	if (mc) {
+		printf("%-*s %6s %8s %9s %8s %8s %9s\n", w, "group", "n", "correct", "accuracy",
+		       "chance", "missing", "unparsed");
+		cJSON_ArrayForEach(g, groups) {
+			const char *kind = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(g, "kind"));
+
+			if (kind && !strcmp(kind, "chain"))
+				continue;
+			pct(a, sizeof(a), num(g, "accuracy"));
+			pct(b, sizeof(b), num(g, "chance"));
+			printf("%-*s %6.0f %8.0f %9s %8s %8.0f %9.0f\n", w, g->string, num(g, "n"),
+			       num(g, "correct"), a, b, num(g, "missing"), num(g, "unparsed"));
+		}
+		printf("\n");
+	}
+	if (ch) {
+		printf("%-*s %6s %9s %8s %9s %9s %10s %6s %7s\n", w, "chain group", "n",
+		       "evaluated", "Act-Acc", "Rel-Acc-S", "Rel-Acc-L", "unparsable", "length",
+		       "missing");
+		cJSON_ArrayForEach(g, groups) {
+			const char *kind = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(g, "kind"));
+			const cJSON *cc = cJSON_GetObjectItemCaseSensitive(g, "chance");
+
+			if (!kind || strcmp(kind, "chain"))
+				continue;
+			pct(a, sizeof(a), num(g, "act_acc"));
+			pct(b, sizeof(b), num(g, "rel_acc_s"));
+			pct(c, sizeof(c), num(g, "rel_acc_l"));
+			printf("%-*s %6.0f %9.0f %8s %9s %9s %10.0f %6.0f %7.0f\n", w, g->string,
+			       num(g, "n"), num(g, "evaluated"), a, b, c,
+			       num(g, "dropped_unparsable"), num(g, "dropped_length"),
+			       num(g, "missing"));
+			pct(a, sizeof(a), num(cc, "act_acc"));
+			pct(b, sizeof(b), num(cc, "rel_acc_s"));
+			pct(c, sizeof(c), num(cc, "rel_acc_l"));
+			printf("%-*s chance: Act-Acc %s, Rel-Acc-S %s, Rel-Acc-L %s\n", w, "", a, b, c);
+		}
+		printf("\n");
+	}
+	printf("EgoProx groups (evaluate.py):\n");
+	cJSON_ArrayForEach(g, ego) {
+		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "kind"));
+
+		if (kind && !strcmp(kind, "chain")) {
+			pct(a, sizeof(a), num(g, "act_acc"));
+			pct(b, sizeof(b), num(g, "rel_acc_s"));
+			pct(c, sizeof(c), num(g, "rel_acc_l"));
+			printf("%-24s Act-Acc: %s, Rel-Acc-S: %s, Rel-Acc-L: %s\n", g->string, a, b, c);
+		} else {
+			pct(d, sizeof(d), num(g, "accuracy"));
+			printf("%-24s ACC: %s\n", g->string, d);
+		}
+	}
+}
+
+static int usage_error(const char *msg)
+{
+	error("eval: %s", msg);
+	fputs(eval_usage, stderr);
+	return CMD_USAGE;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "export", required_argument, NULL, 'e' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "status", required_argument, NULL, 's' },
+		{ "tasks", required_argument, NULL, 't' },
+		{ "predictions", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *dir = NULL, *db = NULL, *status = NULL, *tasks = NULL, *pred = NULL;
+	struct eval_set *set = NULL;
+	struct store *st = NULL;
+	cJSON *r = NULL;
+	int as_json = 0, c, rc = 0;
+
+	if (cmd_wants_help(argc, argv)) {
+		fputs(eval_usage, stdout);
+		return CMD_OK;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			dir = optarg;
+			break;
+		case 'd':
+			db = optarg;
+			break;
+		case 's':
+			status = optarg;
+			break;
+		case 't':
+			tasks = optarg;
+			break;
+		case 'p':
+			pred = optarg;
+			break;
+		case 'j':
+			as_json = 1;
+			break;
+		default:
+			fputs(eval_usage, stderr);
+			return CMD_USAGE;
+		}
+	}
+	if (optind != argc)
+		return usage_error("unexpected argument");
+	if (!pred)
+		return usage_error("no predictions given (--predictions FILE)");
+	if (dir && db)
+		return usage_error("give the key once: --export DIR or --db FILE");
+	if ((status || tasks) && !db)
+		return usage_error("--status and --tasks go with --db");
+	err_clear();
+	if (dir) {
+		rc = eval_set_from_export(dir, &set);
+	} else if (db) {
+		rc = store_open(db, STORE_READONLY, &st);
+		rc = rc ? rc : eval_set_from_store(st, status, tasks, &set);
+		store_close(st);
+	} else {
+		rc = eval_set_from_results(pred, &set);
+	}
+	if (rc) {
+		error_code(rc, dir ? dir : db ? db : pred);
+		return CMD_FAILED;
+	}
+	if (dir || db)
+		rc = eval_set_read_predictions(set, pred);
+	rc = rc ? rc : eval_set_score(set, &r);
+	if (rc) {
+		error_code(rc, pred);
+		eval_set_free(set);
+		return CMD_FAILED;
+	}
+	if (as_json) {
+		char *text = cJSON_Print(r);
+
+		if (!text) {
+			rc = error("eval: out of memory");
+		} else {
+			printf("%s\n", text);
+			cJSON_free(text);
+		}
+	} else {
+		print_scores(r);
+	}
+	if (!eval_set_size(set))
+		warning("the key is empty: nothing was scored");
+	cJSON_Delete(r);
+	eval_set_free(set);
+	return rc ? CMD_FAILED : CMD_OK;
+}

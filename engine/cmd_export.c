@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `proxima export`: writes the reviewed QAs of a store in an evaluation or
+ * training format (EgoProx, JSONL, lmms-eval, VLMEvalKit, Label Studio,
+ * LLaVA) with a manifest, optionally extracting the clip frames.
+ */
+#include "commands.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+#include "err.h"
+#include "export.h"
+#include "store.h"
+
+#ifndef PROXIMA_VERSION
+#define PROXIMA_VERSION "0.1.0"
+#endif
+
+static const char export_usage[] =
+	"usage: proxima export --db FILE --format FMT -o DIR [--status LIST]\n"
+	"                      [--tasks LIST] [--frames N] [--ffmpeg PROG]\n"
+	"\n"
+	"Writes the QAs of a store to DIR in FMT, with DIR/manifest.json (counts by\n"
+	"group, filters, engine version, options, SHA-256 of the sorted ids).\n"
+	"The store is opened read-only. docs/export.md describes every format.\n"
+	"\n"
+	"  --db FILE       the store\n"
+	"  --format FMT    egoprox (egoprox.json), jsonl (records.jsonl),\n"
+	"                  lmms-eval (proxima.jsonl, proxima.yaml, utils.py),\n"
+	"                  vlmevalkit (Proxima.tsv), labelstudio (tasks.json,\n"
+	"                  config.xml), llava (llava.json)\n"
+	"  -o, --out DIR   output folder (created when missing)\n"
+	"  --status LIST   statuses to export (default approved,edited)\n"
+	"  --tasks LIST    categories, CATEGORY.SUBTASK or CATEGORY.SUBTASK/METRIC,\n"
+	"                  comma-separated (default: all)\n"
+	"  --frames N      extract N frames per QA from the recording's video with\n"
+	"                  ffmpeg into DIR/Frames/<id>/001.jpg ... (default: list\n"
+	"                  the intended names and the stored frame times only)\n"
+	"  --ffmpeg PROG   the ffmpeg program (default: ffmpeg on PATH)\n"
+	"  -h, --help      show this help\n";
+
+static int usage_error(const char *msg, const char *arg)
+{
+	if (arg)
+		error("export: %s '%s'", msg, arg);
+	else
+		error("export: %s", msg);
+	fputs(export_usage, stderr);
+	return CMD_USAGE;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "status", required_argument, NULL, 's' },
+		{ "tasks", required_argument, NULL, 't' },
+		{ "frames", required_argument, NULL, 'n' },
+		{ "ffmpeg", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct export_params p;
+	struct export_summary sum;
+	struct store *st = NULL;
+	const char *db = NULL, *fmt = NULL;
+	char *end;
+	long n;
+	int c, rc;
+
+	if (cmd_wants_help(argc, argv)) {
+		fputs(export_usage, stdout);
+		return CMD_OK;
+	}
+	memset(&p, 0, sizeof(p));
+	p.engine_version = PROXIMA_VERSION;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'f':
+			fmt = optarg;
+			break;
+		case 'o':
+			p.dir = optarg;
+			break;
+		case 's':
+			p.status = optarg;
+			break;
+		case 't':
+			p.tasks = optarg;
+			break;
+		case 'n':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || n < 1 || n > EXPORT_MAX_FRAMES)
+				return usage_error("--frames must be an integer in 1..256, not",
+						   optarg);
+			p.frames = (int)n;
+			break;
+		case 'F':
+			p.ffmpeg = optarg;
+			break;
+		default:
+			fputs(export_usage, stderr);
+			return CMD_USAGE;
+		}
+	}
+	if (optind != argc)
+		return usage_error("unexpected argument", argv[optind]);
+	if (!db)
+		return usage_error("no store given (--db FILE)", NULL);
+	if (!fmt)
+		return usage_error("no format given (--format FMT)", NULL);
+	if (!p.dir)
+		return usage_error("no output folder given (-o DIR)", NULL);
+	p.format = export_format_from_name(fmt);
+	if (p.format == EXPORT_NFORMAT)
+		return usage_error("unknown format", fmt);
+	if (p.status && !*p.status)
+		return usage_error("--status is empty", NULL);
+	err_clear();
+	rc = export_tasks_check(p.tasks);
+	if (rc) {
+		error("export: %s", err_msg());
+		return CMD_USAGE;
+	}
+	rc = store_open(db, STORE_READONLY, &st);
+	if (rc) {
+		error_code(rc, db);
+		return CMD_FAILED;
+	}
+	rc = export_run(st, &p, &sum);
+	store_close(st);
+	if (rc) {
+		error_code(rc, "export");
+		return CMD_FAILED;
+	}
+	printf("exported %zu QAs as %s to '%s' (ids sha256 %.16s...)\n", sum.exported,
+	       export_format_name(p.format), p.dir, sum.ids_sha256);
+	if (sum.skipped)
+		printf("skipped %zu matching QAs the format cannot hold (see manifest.json)\n",
+		       sum.skipped);
+	if (p.frames > 0)
+		printf("frames: %zu written\n", sum.frames_written);
+	if (sum.no_video)
+		warning("%zu QAs have no usable video: their frames are listed, not extracted "
+			"(see manifest.json)", sum.no_video);
+	if (!sum.exported)
+		warning("no QA matched (status '%s'%s%s)", p.status ? p.status :
+			EXPORT_DEFAULT_STATUS, p.tasks ? ", tasks " : "", p.tasks ? p.tasks : "");
+	return CMD_OK;
+}

@@ -1,0 +1,1635 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exports of reviewed QA sets (EgoProx, JSONL, lmms-eval, VLMEvalKit,
+ * Label Studio, LLaVA) with a manifest, and frame extraction through
+ * ffmpeg run with an argument vector (posix_spawnp, never a shell).
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "banned.h"
+#include "err.h"
+#include "recording.h"
+#include "store.h"
+
+extern char **environ;
+
+/* ============================== Names ============================== */
+
+static const char *const format_names[EXPORT_NFORMAT] = {
+	"egoprox", "jsonl", "lmms-eval", "vlmevalkit", "labelstudio", "llava"
+};
+
+static const char *const format_files[EXPORT_NFORMAT] = {
+	"egoprox.json", "records.jsonl", "proxima.jsonl", "Proxima.tsv", "tasks.json",
+	"llava.json"
+};
+
+const char *export_format_name(enum export_format f)
+{
+	return (unsigned)f < EXPORT_NFORMAT ? format_names[f] : "?";
+}
+
+enum export_format export_format_from_name(const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < EXPORT_NFORMAT; i++)
+		if (!strcmp(name, format_names[i]))
+			return (enum export_format)i;
+	return EXPORT_NFORMAT;
+}
+
+const char *export_format_file(enum export_format f)
+{
+	return (unsigned)f < EXPORT_NFORMAT ? format_files[f] : "?";
+}
+
+const char *export_egoprox_source(const char *category, const char *metric)
+{
+	static const char *const cats[] = { "intention", "exploration", "exploitation" };
+	static const char *const names[][2] = {
+		{ "Intention_Approx", "Intention_Relative" },
+		{ "Exploration_Approx", "Exploration_Relative" },
+		{ "Exploitation_Approx", "Exploitation_Relative" },
+	};
+	size_t i;
+
+	if (!category || !metric)
+		return NULL;
+	if (!strcmp(category, "chain"))
+		return "Chain of Actions";
+	for (i = 0; i < ARRAY_SIZE(cats); i++) {
+		if (strcmp(category, cats[i]))
+			continue;
+		if (!strcmp(metric, "approx"))
+			return names[i][0];
+		if (!strcmp(metric, "relative"))
+			return names[i][1];
+	}
+	return NULL;
+}
+
+/* ============================== Task lists ============================== */
+
+/* One element of a task list, split into its parts (pointers into buf). */
+struct task_spec {
+	char buf[256];
+	const char *category, *subtask, *metric; /* subtask, metric may be NULL */
+};
+
+/* Splits `s` (len bytes) into *t. Returns 0 or ENG_EINVAL naming it. */
+static int task_parse(const char *s, size_t len, struct task_spec *t)
+{
+	char *dot, *slash;
+
+	memset(t, 0, sizeof(*t));
+	if (len == 0 || len >= sizeof(t->buf))
+		return err_set(ENG_EINVAL, "tasks: '%.*s' is not CATEGORY[.SUBTASK][/METRIC]",
+			       (int)(len > 64 ? 64 : len), s);
+	memcpy(t->buf, s, len);
+	t->buf[len] = '\0';
+	slash = strchr(t->buf, '/');
+	if (slash) {
+		*slash = '\0';
+		t->metric = slash + 1;
+	}
+	dot = strchr(t->buf, '.');
+	if (dot) {
+		*dot = '\0';
+		t->subtask = dot + 1;
+	}
+	t->category = t->buf;
+	if (!*t->category || (t->subtask && (!*t->subtask || strchr(t->subtask, '.'))) ||
+	    (t->metric && strcmp(t->metric, "approx") && strcmp(t->metric, "relative")) ||
+	    strchr(t->category, ' '))
+		return err_set(ENG_EINVAL, "tasks: '%.*s' is not CATEGORY[.SUBTASK][/METRIC] "
+			       "(METRIC approx or relative)", (int)len, s);
+	return 0;
+}
+
+/* Calls fn on each non-empty comma-separated element of list. */
+static int task_each(const char *list, int (*fn)(const struct task_spec *, void *),
+		     void *ctx)
+{
+	const char *p = list, *e;
+	struct task_spec t;
+	int rc;
+
+	while (p && *p) {
+		e = strchr(p, ',');
+		if (!e)
+			e = p + strlen(p);
+		while (p < e && *p == ' ')
+			p++;
+		if (e > p) {
+			size_t n = (size_t)(e - p);
+
+			while (n && p[n - 1] == ' ')
+				n--;
+			rc = task_parse(p, n, &t);
+			if (rc)
+				return rc;
+			rc = fn(&t, ctx);
+			if (rc)
+				return rc;
+		}
+		p = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
+static int task_ok(const struct task_spec *t, void *ctx)
+{
+	(void)t;
+	(void)ctx;
+	return 0;
+}
+
+int export_tasks_check(const char *tasks)
+{
+	return task_each(tasks, task_ok, NULL);
+}
+
+struct task_query {
+	const char *category, *subtask, *metric;
+};
+
+/* Returns 1 (stop) when t selects the query. */
+static int task_hit(const struct task_spec *t, void *ctx)
+{
+	const struct task_query *q = ctx;
+
+	if (strcmp(t->category, q->category))
+		return 0;
+	if (t->subtask && strcmp(t->subtask, q->subtask))
+		return 0;
+	if (t->metric && strcmp(t->metric, q->metric))
+		return 0;
+	return 1;
+}
+
+bool export_tasks_match(const char *tasks, const char *category,
+			const char *subtask, const char *metric)
+{
+	struct task_query q = { category ? category : "", subtask ? subtask : "",
+				metric ? metric : "" };
+
+	if (!tasks || !*tasks)
+		return true;
+	return task_each(tasks, task_hit, &q) == 1;
+}
+
+/* ============================== Small helpers ============================== */
+
+void export_frame_times(int64_t start, int64_t end, int n, int64_t *out)
+{
+	int i;
+
+	if (n == 1) {
+		out[0] = end;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = start + (int64_t)llround((double)(end - start) * i / (n - 1));
+}
+
+int export_tsv_field(struct buf *out, const char *s)
+{
+	const char *p;
+	int rc = 0;
+
+	if (!s)
+		s = "";
+	if (!strpbrk(s, "\t\r\n\""))
+		return buf_adds(out, s);
+	rc = buf_add(out, "\"", 1);
+	for (p = s; !rc && *p; p++)
+		rc = *p == '"' ? buf_add(out, "\"\"", 2) : buf_add(out, p, 1);
+	return rc ? rc : buf_add(out, "\"", 1);
+}
+
+int export_mc_text(const char *question, const cJSON *options, struct buf *out)
+{
+	const cJSON *o;
+	int i = 0, rc;
+
+	if (!cJSON_IsArray(options) || cJSON_GetArraySize(options) > 26)
+		return err_set(ENG_EINVAL, "options: expected an array of at most 26 strings");
+	rc = buf_addf(out, "%s\n", question ? question : "");
+	cJSON_ArrayForEach(o, options) {
+		if (!cJSON_IsString(o))
+			return err_set(ENG_EINVAL, "options[%d]: expected a string", i);
+		rc = rc ? rc : buf_addf(out, "%c. %s\n", 'A' + i, o->valuestring);
+		i++;
+	}
+	return rc ? rc : buf_adds(out, EXPORT_MC_INSTRUCTION);
+}
+
+/* cJSON building that records allocation failures in *oom. */
+static cJSON *j_add(int *oom, cJSON *parent, const char *key, cJSON *item)
+{
+	cJSON_bool ok;
+
+	if (!item) {
+		*oom = 1;
+		return NULL;
+	}
+	if (!parent) {
+		cJSON_Delete(item);
+		*oom = 1;
+		return NULL;
+	}
+	ok = key ? cJSON_AddItemToObject(parent, key, item) : cJSON_AddItemToArray(parent, item);
+	if (!ok) {
+		cJSON_Delete(item);
+		*oom = 1;
+		return NULL;
+	}
+	return item;
+}
+
+static void j_str(int *oom, cJSON *o, const char *key, const char *s)
+{
+	j_add(oom, o, key, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+/* An exact int64 number (cJSON would print large values with an exponent). */
+static void j_i64(int *oom, cJSON *o, const char *key, int64_t v)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%" PRId64, v);
+	j_add(oom, o, key, cJSON_CreateRaw(b));
+}
+
+static void j_num(int *oom, cJSON *o, const char *key, double v)
+{
+	j_add(oom, o, key, cJSON_CreateNumber(v));
+}
+
+static void j_dup(int *oom, cJSON *o, const char *key, const cJSON *v)
+{
+	j_add(oom, o, key, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+}
+
+/* Parses stored JSON text; NULL text gives NULL. Returns 0 or ENG_EINVAL. */
+static int parse_json(const char *text, const char *id, const char *field, cJSON **out)
+{
+	*out = NULL;
+	if (!text)
+		return 0;
+	*out = cJSON_Parse(text);
+	if (!*out)
+		return err_set(ENG_EINVAL, "qa '%s': %s is not JSON", id, field);
+	return 0;
+}
+
+/* mkdir -p. Returns 0 or ENG_EIO naming the folder. */
+static int mkdirs(const char *path)
+{
+	char b[PATH_MAX];
+	size_t i, n = strlen(path);
+	struct stat sb;
+
+	if (n == 0 || n >= sizeof(b))
+		return err_set(ENG_EINVAL, "'%s': bad folder name", path);
+	memcpy(b, path, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (b[i] != '/' && b[i] != '\0')
+			continue;
+		b[i] = '\0';
+		if (mkdir(b, 0777) && errno != EEXIST) {
+			int e = errno;
+
+			return err_set(ENG_EIO, "'%s': cannot create folder: %s", b, strerror(e));
+		}
+		b[i] = i == n ? '\0' : '/';
+	}
+	if (stat(path, &sb) || !S_ISDIR(sb.st_mode))
+		return err_set(ENG_EIO, "'%s': not a folder", path);
+	return 0;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ" of now. */
+static void now_iso(char *out, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+	char b[64];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, size, "%s.%03dZ", b, (int)(ts.tv_nsec / 1000000));
+}
+
+/* ============================== ffmpeg ============================== */
+
+/*
+ * Extracts the frame at t_s seconds of `video` into out_path as JPEG (at
+ * most 640 px wide, EgoProx's frame width) by running ffmpeg with an
+ * argument vector. Its stderr is read through a pipe; the first line goes
+ * into the error message.
+ */
+static int ffmpeg_frame(const char *prog, const char *video, double t_s,
+			const char *out_path)
+{
+	const char *args[] = { prog, "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+			       "-ss", NULL, "-i", video, "-frames:v", "1",
+			       "-vf", "scale='min(640,iw)':-2", "-q:v", "2", out_path };
+	char ts[32], store[3 * PATH_MAX], msg[512] = "";
+	char *argv[ARRAY_SIZE(args) + 1];
+	size_t i, used = 0, mlen = 0;
+	posix_spawn_file_actions_t fa;
+	int pfd[2] = { -1, -1 }, status = 0, rc = 0, e, fa_ok = 0;
+	pid_t pid = -1;
+	struct stat sb;
+
+	snprintf(ts, sizeof(ts), "%.6f", t_s);
+	args[7] = ts;
+	for (i = 0; i < ARRAY_SIZE(args); i++) {
+		size_t n = strlen(args[i]) + 1;
+
+		if (used + n > sizeof(store))
+			return err_set(ENG_EINVAL, "'%s': path too long", video);
+		memcpy(store + used, args[i], n);
+		argv[i] = store + used;
+		used += n;
+	}
+	argv[ARRAY_SIZE(args)] = NULL;
+	unlink(out_path);
+	if (pipe(pfd)) {
+		e = errno;
+		return err_set(ENG_EIO, "pipe: %s", strerror(e));
+	}
+	if (posix_spawn_file_actions_init(&fa)) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	fa_ok = 1;
+	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
+	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
+	    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2) ||
+	    posix_spawn_file_actions_addclose(&fa, pfd[0]) ||
+	    posix_spawn_file_actions_addclose(&fa, pfd[1])) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	e = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	if (e) {
+		pid = -1;
+		rc = err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO,
+			     "cannot run '%s': %s (install ffmpeg, or export without --frames)",
+			     prog, strerror(e));
+		goto out;
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	for (;;) {
+		char b[256];
+		ssize_t n = read(pfd[0], b, sizeof(b));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (mlen + 1 < sizeof(msg)) {
+			size_t k = (size_t)n < sizeof(msg) - 1 - mlen ? (size_t)n : sizeof(msg) - 1 - mlen;
+
+			memcpy(msg + mlen, b, k);
+			mlen += k;
+			msg[mlen] = '\0';
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			e = errno;
+			rc = err_set(ENG_EIO, "waitpid: %s", strerror(e));
+			goto out;
+		}
+	}
+	pid = -1;
+	msg[strcspn(msg, "\r\n")] = '\0';
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		rc = err_set(ENG_ENOENT, "cannot run '%s' (install ffmpeg, or export without --frames)",
+			     prog);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		rc = err_set(ENG_EIO, "ffmpeg failed (status %d)%s%s", WIFEXITED(status) ?
+			     WEXITSTATUS(status) : -1, *msg ? ": " : "", msg);
+	} else if (stat(out_path, &sb) || sb.st_size == 0) {
+		rc = err_set(ENG_EIO, "ffmpeg wrote no frame (time past the end of the video?)%s%s",
+			     *msg ? ": " : "", msg);
+	}
+out:
+	if (fa_ok)
+		posix_spawn_file_actions_destroy(&fa);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	return rc;
+}
+
+/* ============================== The exporter ============================== */
+
+/* The video of the recording last looked up. */
+struct video_cache {
+	char *rec_id;       /* recording looked up, or NULL */
+	char *video;        /* its video file, or NULL */
+	int64_t t0_ns;      /* device time of the video's first frame */
+	double fps;         /* 0 when unknown */
+};
+
+struct exporter {
+	struct store *st;
+	const struct export_params *p;
+	char *dir;           /* output folder */
+	FILE *fp;            /* main records file (tmp name) */
+	char *tmp_path, *final_path;
+	int counting;        /* pre-pass: only find max_options */
+	int max_options;     /* VLMEvalKit: option columns */
+	size_t n;            /* records written */
+	char **ids;          /* exported ids (owned) */
+	size_t nids, capids;
+	cJSON *manifest;     /* built as we go */
+	cJSON *groups;       /* manifest counts.groups */
+	cJSON *skipped;      /* manifest counts.skipped */
+	cJSON *options;      /* manifest config.options */
+	cJSON *recordings;   /* manifest frames.recordings */
+	int oom;
+	struct video_cache vc;
+	struct export_summary sum;
+	struct buf line;     /* one record's text */
+};
+
+/* One QA as the writers see it. */
+struct item {
+	const struct store_qa *qa;
+	const char *question;   /* the edited wording when set */
+	cJSON *options;         /* parsed options (owned) */
+	int nopt;
+	int chain;              /* 1: a chain-of-actions item */
+	char letter;            /* MC key letter; 0 for chains */
+	cJSON *answer;          /* parsed structured answer (owned), or NULL */
+	const cJSON *correct;   /* chain: answer.correct_answer */
+	char group[200];        /* CATEGORY.SUBTASK/METRIC */
+	const char *source;     /* EgoProx source, or NULL */
+	int nframes;
+	int64_t times[EXPORT_MAX_FRAMES];
+	int extracted;          /* frames were written */
+	const char *video;      /* recording video, or NULL */
+	int64_t video_t0;
+};
+
+static void item_release(struct item *it)
+{
+	cJSON_Delete(it->options);
+	cJSON_Delete(it->answer);
+}
+
+static void count(struct exporter *x, cJSON *obj, const char *key)
+{
+	cJSON *c = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (c)
+		cJSON_SetNumberHelper(c, c->valuedouble + 1);
+	else
+		j_num(&x->oom, obj, key, 1);
+}
+
+static void skip(struct exporter *x, const char *reason)
+{
+	if (x->counting)
+		return;
+	x->sum.skipped++;
+	count(x, x->skipped, reason);
+}
+
+/*
+ * Reads the QA's options and answer. Returns 0 with it filled, 1 when the
+ * QA has no key the formats can use (counted as skipped), or an error.
+ */
+static int item_init(struct exporter *x, const struct store_qa *qa, struct item *it)
+{
+	const cJSON *o;
+	int rc;
+
+	memset(it, 0, sizeof(*it));
+	it->qa = qa;
+	it->question = qa->question_edited ? qa->question_edited : qa->question;
+	snprintf(it->group, sizeof(it->group), "%s.%s/%s", qa->category, qa->subtask,
+		 qa->metric);
+	it->source = export_egoprox_source(qa->category, qa->metric);
+	rc = parse_json(qa->options_json, qa->id, "options_json", &it->options);
+	rc = rc ? rc : parse_json(qa->answer_json, qa->id, "answer_json", &it->answer);
+	if (rc)
+		return rc;
+	if (!cJSON_IsArray(it->options))
+		return err_set(ENG_EINVAL, "qa '%s': options_json is not an array", qa->id);
+	cJSON_ArrayForEach(o, it->options)
+		if (!cJSON_IsString(o))
+			return err_set(ENG_EINVAL, "qa '%s': options_json holds a non-string", qa->id);
+	it->nopt = cJSON_GetArraySize(it->options);
+	if (qa->answer_index >= 0) {
+		if (qa->answer_index >= it->nopt || it->nopt > 26)
+			return err_set(ENG_EINVAL, "qa '%s': answer_index %d out of %d options",
+				       qa->id, qa->answer_index, it->nopt);
+		it->letter = (char)('A' + qa->answer_index);
+		return 0;
+	}
+	it->correct = cJSON_GetObjectItemCaseSensitive(it->answer, "correct_answer");
+	if (!cJSON_IsArray(it->correct) || !cJSON_GetArraySize(it->correct)) {
+		skip(x, "no_answer_key");
+		return 1;
+	}
+	cJSON_ArrayForEach(o, it->correct)
+		if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "node")) ||
+		    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "edge")))
+			return err_set(ENG_EINVAL, "qa '%s': answer_json.correct_answer items need "
+				       "\"node\" and \"edge\" arrays", qa->id);
+	it->chain = 1;
+	return 0;
+}
+
+/* Looks up (and caches) the video of recording rec_id. */
+static int video_lookup(struct exporter *x, const char *rec_id)
+{
+	struct video_cache *vc = &x->vc;
+	struct recording *rec = NULL;
+	cJSON *r = NULL, *info = NULL;
+	const char *root, *why = NULL;
+	char whyb[600];
+	int rc;
+
+	if (vc->rec_id && !strcmp(vc->rec_id, rec_id))
+		return 0;
+	free(vc->rec_id);
+	free(vc->video);
+	memset(vc, 0, sizeof(*vc));
+	vc->rec_id = strdup(rec_id);
+	if (!vc->rec_id)
+		return ENG_ENOMEM;
+	rc = store_recording_get(x->st, rec_id, &r);
+	if (rc)
+		return rc;
+	root = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "root"));
+	if (!root) {
+		why = "the store has no folder for this recording";
+	} else {
+		rc = recording_load(root, REC_LAYOUT_AUTO, &rec);
+		if (rc) {
+			snprintf(whyb, sizeof(whyb), "cannot load '%s': %s", root,
+				 *err_msg() ? err_msg() : eng_strerror(rc));
+			why = whyb;
+			rc = 0;
+		} else if (!rec->video.path) {
+			why = "the recording has no video";
+		} else {
+			size_t n = strlen(rec->root) + strlen(rec->video.path) + 2;
+
+			vc->video = malloc(n);
+			if (!vc->video) {
+				rc = ENG_ENOMEM;
+				goto out;
+			}
+			if (rec->video.path[0] == '/')
+				snprintf(vc->video, n, "%s", rec->video.path);
+			else
+				snprintf(vc->video, n, "%s/%s", rec->root, rec->video.path);
+			vc->t0_ns = rec->video.t0_ns;
+			vc->fps = rec->video.fps;
+			if (access(vc->video, R_OK)) {
+				snprintf(whyb, sizeof(whyb), "video '%s' cannot be read", vc->video);
+				why = whyb;
+				free(vc->video);
+				vc->video = NULL;
+			}
+		}
+	}
+	info = cJSON_CreateObject();
+	if (vc->video) {
+		j_str(&x->oom, info, "video", vc->video);
+		j_i64(&x->oom, info, "video_t0_ns", vc->t0_ns);
+	} else {
+		j_str(&x->oom, info, "no_video", why);
+	}
+	if (!cJSON_GetObjectItemCaseSensitive(x->recordings, rec_id))
+		j_add(&x->oom, x->recordings, rec_id, info);
+	else
+		cJSON_Delete(info);
+out:
+	recording_free(rec);
+	cJSON_Delete(r);
+	return rc;
+}
+
+/* Frame times, and the frames themselves when asked and possible. */
+static int item_frames(struct exporter *x, struct item *it)
+{
+	const struct store_qa *qa = it->qa;
+	cJSON *ft = NULL;
+	char path[PATH_MAX];
+	int i, rc = 0, want_video = x->p->frames > 0 || x->p->format == EXPORT_LABELSTUDIO;
+
+	if (x->p->frames > 0) {
+		it->nframes = x->p->frames;
+	} else {
+		rc = parse_json(qa->frames_json, qa->id, "frames_json", &ft);
+		if (rc)
+			return rc;
+		it->nframes = cJSON_IsArray(ft) ? cJSON_GetArraySize(ft) : 0;
+		if (it->nframes > EXPORT_MAX_FRAMES)
+			it->nframes = EXPORT_MAX_FRAMES;
+		for (i = 0; i < it->nframes; i++) {
+			const cJSON *v = cJSON_GetArrayItem(ft, i);
+
+			if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
+				cJSON_Delete(ft);
+				return err_set(ENG_EINVAL, "qa '%s': frames_json[%d] is not a time",
+					       qa->id, i);
+			}
+			it->times[i] = (int64_t)llround(v->valuedouble);
+		}
+		cJSON_Delete(ft);
+		if (it->nframes == 0)
+			it->nframes = EXPORT_DEFAULT_FRAMES;
+		else
+			goto video;
+	}
+	export_frame_times(qa->clip_start_ns, qa->clip_end_ns, it->nframes, it->times);
+video:
+	if (!want_video || x->counting)
+		return 0;
+	rc = video_lookup(x, qa->recording_id);
+	if (rc)
+		return rc;
+	it->video = x->vc.video;
+	it->video_t0 = x->vc.t0_ns;
+	if (!it->video) {
+		x->sum.no_video++;
+		return 0;
+	}
+	if (x->p->frames <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/Frames/%s", x->dir, qa->id);
+	rc = mkdirs(path);
+	for (i = 0; !rc && i < it->nframes; i++) {
+		double t_s = (double)(it->times[i] - it->video_t0) / 1e9;
+
+		snprintf(path, sizeof(path), "%s/Frames/%s/%03d.jpg", x->dir, qa->id, i + 1);
+		rc = ffmpeg_frame(x->p->ffmpeg ? x->p->ffmpeg : "ffmpeg", it->video,
+				  t_s < 0 ? 0 : t_s, path);
+		if (rc) {
+			char m[1024];
+
+			snprintf(m, sizeof(m), "%s", err_msg());
+			return err_set(rc, "qa '%s': frame %d at %" PRId64 " ns (%.3f s into '%s'): %s",
+				       qa->id, i + 1, it->times[i], t_s, it->video, m);
+		}
+		x->sum.frames_written++;
+	}
+	it->extracted = !rc;
+	return rc;
+}
+
+/* ============================== Record builders ============================== */
+
+static void frame_path(const struct item *it, int i, char *out, size_t size)
+{
+	snprintf(out, size, "Frames/%s/%03d.jpg", it->qa->id, i + 1);
+}
+
+static cJSON *frame_list(int *oom, const struct item *it)
+{
+	cJSON *a = cJSON_CreateArray();
+	char p[300];
+	int i;
+
+	if (!a) {
+		*oom = 1;
+		return NULL;
+	}
+	for (i = 0; i < it->nframes; i++) {
+		frame_path(it, i, p, sizeof(p));
+		j_str(oom, a, NULL, p);
+	}
+	return a;
+}
+
+/* "Frames/<id>": the frame folder, used as the video of LLaVA and lmms-eval. */
+static void frame_dir(const struct item *it, char *out, size_t size)
+{
+	snprintf(out, size, "Frames/%s", it->qa->id);
+}
+
+static const char chain_system_prompt[] =
+	"You see frames of an egocentric (first-person) video in time order; the last frame "
+	"is the current moment. Plan the actions the person will do next and the spatial "
+	"relationships among the action locations. Choose the actions from the numbered "
+	"candidate action set in the order they will happen, and give for each pair of "
+	"consecutive actions the direction of the next action's location from the previous "
+	"one's, as seen from above: A right, B left, C front, D back, E front-right, "
+	"F front-left, G back-left, H back-right. Reply with a JSON array "
+	"[[node_id_1, ..., node_id_K], [edge_1, ..., edge_K-1]], for example "
+	"[[3, 1, 7], [\"B\", \"E\"]].";
+
+/*
+ * A chain's user prompt: the question, plus the numbered candidate set
+ * when the question does not already list every candidate ("1. Get ...").
+ */
+static int chain_prompt(const struct item *it, struct buf *out)
+{
+	const cJSON *o;
+	struct buf probe;
+	int i = 0, all = 1, rc = 0;
+
+	buf_init(&probe, 1 << 20);
+	cJSON_ArrayForEach(o, it->options) {
+		buf_reset(&probe);
+		rc = rc ? rc : buf_addf(&probe, "%d. %s", i + 1, o->valuestring);
+		if (rc || !strstr(it->question, buf_str(&probe)))
+			all = 0;
+		i++;
+	}
+	buf_release(&probe);
+	rc = rc ? rc : buf_adds(out, it->question);
+	if (all || rc)
+		return rc;
+	rc = buf_adds(out, "\nCandidate actions:");
+	i = 0;
+	cJSON_ArrayForEach(o, it->options) {
+		rc = rc ? rc : buf_addf(out, "\n%d. %s", i + 1, o->valuestring);
+		i++;
+	}
+	return rc;
+}
+
+/* The first correct chain as text, "[[3,1,7],[\"B\",\"E\"]]". */
+static char *chain_text(int *oom, const struct item *it)
+{
+	const cJSON *first = cJSON_GetArrayItem(it->correct, 0);
+	cJSON *a = cJSON_CreateArray();
+	char *s;
+
+	j_dup(oom, a, NULL, cJSON_GetObjectItemCaseSensitive(first, "node"));
+	j_dup(oom, a, NULL, cJSON_GetObjectItemCaseSensitive(first, "edge"));
+	s = a ? cJSON_PrintUnformatted(a) : NULL;
+	if (!s)
+		*oom = 1;
+	cJSON_Delete(a);
+	return s;
+}
+
+static int mc_text(const struct item *it, struct buf *b)
+{
+	buf_reset(b);
+	return export_mc_text(it->question, it->options, b);
+}
+
+static cJSON *rec_egoprox(struct exporter *x, const struct item *it)
+{
+	int *oom = &x->oom, i, rc;
+	cJSON *r = cJSON_CreateObject(), *turn, *content, *part;
+	struct buf b;
+	char p[300];
+
+	buf_init(&b, 1 << 20);
+	j_str(oom, r, "id", it->qa->id);
+	j_str(oom, r, "source", it->source);
+	if (it->chain) {
+		j_str(oom, r, "system_prompt", chain_system_prompt);
+		rc = chain_prompt(it, &b);
+		if (rc)
+			*oom = 1;
+		j_str(oom, r, "user_prompt", buf_str(&b));
+		j_add(oom, r, "image", frame_list(oom, it));
+		j_dup(oom, r, "correct_answer", it->correct);
+	} else {
+		turn = j_add(oom, j_add(oom, r, "data", cJSON_CreateArray()), NULL,
+			     cJSON_CreateObject());
+		j_str(oom, turn, "role", "user");
+		content = j_add(oom, turn, "content", cJSON_CreateArray());
+		for (i = 0; i < it->nframes; i++) {
+			part = j_add(oom, content, NULL, cJSON_CreateObject());
+			frame_path(it, i, p, sizeof(p));
+			j_str(oom, part, "type", "image");
+			j_str(oom, part, "image", p);
+		}
+		part = j_add(oom, content, NULL, cJSON_CreateObject());
+		if (mc_text(it, &b))
+			*oom = 1;
+		j_str(oom, part, "type", "text");
+		j_str(oom, part, "text", buf_str(&b));
+		p[0] = it->letter;
+		p[1] = '\0';
+		j_str(oom, r, "correct_option", p);
+	}
+	buf_release(&b);
+	return r;
+}
+
+/* The review outcome of a QA: status, reviewers, every decision, notes. */
+static int review_outcome(struct exporter *x, const struct item *it, cJSON *r)
+{
+	int *oom = &x->oom;
+	cJSON *q = NULL, *rv, *names, *notes;
+	const cJSON *e;
+	int rc = store_qa_get(x->st, it->qa->id, STORE_GET_REVIEWS, &q);
+
+	if (rc)
+		return rc;
+	rv = j_add(oom, r, "review", cJSON_CreateObject());
+	j_str(oom, rv, "status", it->qa->status);
+	names = j_add(oom, rv, "reviewers", cJSON_CreateArray());
+	notes = j_add(oom, rv, "notes", cJSON_CreateArray());
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(q, "reviews")) {
+		const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reviewer"));
+		const char *note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "note"));
+		const cJSON *n;
+		int seen = 0;
+
+		cJSON_ArrayForEach(n, names)
+			seen |= who && !strcmp(n->valuestring, who);
+		if (who && !seen)
+			j_str(oom, names, NULL, who);
+		if (note)
+			j_str(oom, notes, NULL, note);
+	}
+	j_dup(oom, rv, "decisions", cJSON_GetObjectItemCaseSensitive(q, "reviews"));
+	cJSON_Delete(q);
+	return 0;
+}
+
+static cJSON *rec_jsonl(struct exporter *x, const struct item *it, int *rc)
+{
+	const struct store_qa *qa = it->qa;
+	int *oom = &x->oom, i;
+	cJSON *r = cJSON_CreateObject(), *a, *v;
+	char l[2] = { it->letter, 0 };
+
+	j_str(oom, r, "id", qa->id);
+	j_str(oom, r, "group", it->group);
+	j_str(oom, r, "source", it->source);
+	j_str(oom, r, "recording_id", qa->recording_id);
+	if (qa->run_id > 0)
+		j_i64(oom, r, "run_id", qa->run_id);
+	else
+		j_add(oom, r, "run_id", cJSON_CreateNull());
+	j_str(oom, r, "category", qa->category);
+	j_str(oom, r, "subtask", qa->subtask);
+	j_str(oom, r, "metric", qa->metric);
+	j_i64(oom, r, "t_ns", qa->t_ns);
+	j_i64(oom, r, "clip_start_ns", qa->clip_start_ns);
+	j_i64(oom, r, "clip_end_ns", qa->clip_end_ns);
+	a = j_add(oom, r, "frame_times_ns", cJSON_CreateArray());
+	for (i = 0; a && i < it->nframes; i++) {
+		char b[32];
+
+		snprintf(b, sizeof(b), "%" PRId64, it->times[i]);
+		j_add(oom, a, NULL, cJSON_CreateRaw(b));
+	}
+	j_add(oom, r, "frames", frame_list(oom, it));
+	j_add(oom, r, "frames_extracted", cJSON_CreateBool(it->extracted));
+	j_str(oom, r, "target", qa->target);
+	j_str(oom, r, "question", it->question);
+	j_str(oom, r, "question_original", qa->question);
+	j_add(oom, r, "edited", cJSON_CreateBool(qa->question_edited != NULL));
+	j_dup(oom, r, "options", it->options);
+	j_str(oom, r, "answer_letter", it->chain ? NULL : l);
+	j_num(oom, r, "answer_index", it->chain ? -1 : qa->answer_index);
+	j_dup(oom, r, "answer", it->answer);
+	if (it->chain)
+		j_dup(oom, r, "correct_answer", it->correct);
+	v = NULL;
+	*rc = parse_json(qa->gt_json, qa->id, "gt_json", &v);
+	j_add(oom, r, "gt", v ? v : cJSON_CreateNull());
+	v = NULL;
+	*rc = *rc ? *rc : parse_json(qa->qc_json, qa->id, "qc_json", &v);
+	j_add(oom, r, "qc", v ? v : cJSON_CreateNull());
+	*rc = *rc ? *rc : review_outcome(x, it, r);
+	j_str(oom, r, "created_at", qa->created_at);
+	j_str(oom, r, "updated_at", qa->updated_at);
+	return r;
+}
+
+/* lmms-eval question_type: the group with '.' and '/' turned into '_'. */
+static void question_type(const struct item *it, char *out, size_t size)
+{
+	size_t i;
+
+	snprintf(out, size, "%s", it->group);
+	for (i = 0; out[i]; i++)
+		if (out[i] == '.' || out[i] == '/')
+			out[i] = '_';
+}
+
+static cJSON *lettered_options(int *oom, const struct item *it, int numbered)
+{
+	cJSON *a = cJSON_CreateArray();
+	const cJSON *o;
+	struct buf b;
+	int i = 0;
+
+	if (!a) {
+		*oom = 1;
+		return NULL;
+	}
+	buf_init(&b, 1 << 20);
+	cJSON_ArrayForEach(o, it->options) {
+		buf_reset(&b);
+		if (numbered ? buf_addf(&b, "%d. %s", i + 1, o->valuestring)
+			     : buf_addf(&b, "%c. %s", 'A' + i, o->valuestring))
+			*oom = 1;
+		j_str(oom, a, NULL, buf_str(&b));
+		i++;
+	}
+	buf_release(&b);
+	return a;
+}
+
+static cJSON *rec_lmms(struct exporter *x, const struct item *it)
+{
+	int *oom = &x->oom;
+	cJSON *r = cJSON_CreateObject();
+	char b[300], l[2] = { it->letter, 0 };
+	struct buf q;
+
+	j_str(oom, r, "id", it->qa->id);
+	j_str(oom, r, "dataset", "proxima");
+	j_str(oom, r, "scene_name", it->qa->recording_id);
+	frame_dir(it, b, sizeof(b));
+	j_str(oom, r, "video", b);
+	j_add(oom, r, "frames", frame_list(oom, it));
+	question_type(it, b, sizeof(b));
+	j_str(oom, r, "question_type", b);
+	j_str(oom, r, "group", it->group);
+	if (it->chain) {
+		char *t;
+
+		buf_init(&q, 1 << 20);
+		if (chain_prompt(it, &q))
+			*oom = 1;
+		j_str(oom, r, "question", buf_str(&q));
+		buf_release(&q);
+		j_add(oom, r, "options", lettered_options(oom, it, 1));
+		t = chain_text(oom, it);
+		j_str(oom, r, "ground_truth", t);
+		cJSON_free(t);
+		j_dup(oom, r, "correct_answer", it->correct);
+	} else {
+		j_str(oom, r, "question", it->question);
+		j_add(oom, r, "options", lettered_options(oom, it, 0));
+		j_str(oom, r, "ground_truth", l);
+	}
+	return r;
+}
+
+static cJSON *rec_labelstudio(struct exporter *x, const struct item *it)
+{
+	int *oom = &x->oom;
+	cJSON *r = cJSON_CreateObject(), *d, *opts, *o;
+	const cJSON *e;
+	char l[2] = { it->letter, 0 };
+	struct buf b;
+	int i = 0;
+
+	buf_init(&b, 1 << 20);
+	d = j_add(oom, r, "data", cJSON_CreateObject());
+	j_str(oom, d, "qa_id", it->qa->id);
+	j_str(oom, d, "group", it->group);
+	j_str(oom, d, "recording_id", it->qa->recording_id);
+	j_str(oom, d, "question", it->question);
+	opts = j_add(oom, d, "options", cJSON_CreateArray());
+	cJSON_ArrayForEach(e, it->options) {
+		buf_reset(&b);
+		if (buf_addf(&b, "%c. %s", 'A' + i, e->valuestring))
+			*oom = 1;
+		o = j_add(oom, opts, NULL, cJSON_CreateObject());
+		j_str(oom, o, "value", buf_str(&b));
+		if (i == it->qa->answer_index)
+			j_str(oom, d, "answer", buf_str(&b));
+		i++;
+	}
+	buf_release(&b);
+	j_str(oom, d, "answer_letter", l);
+	j_str(oom, d, "video", it->video ? it->video : "");
+	if (it->video) {
+		j_num(oom, d, "clip_start_s", (double)(it->qa->clip_start_ns - it->video_t0) / 1e9);
+		j_num(oom, d, "clip_end_s", (double)(it->qa->clip_end_ns - it->video_t0) / 1e9);
+	} else {
+		j_add(oom, d, "clip_start_s", cJSON_CreateNull());
+		j_add(oom, d, "clip_end_s", cJSON_CreateNull());
+	}
+	j_add(oom, d, "frames", frame_list(oom, it));
+	return r;
+}
+
+static cJSON *rec_llava(struct exporter *x, const struct item *it)
+{
+	int *oom = &x->oom;
+	cJSON *r = cJSON_CreateObject(), *conv, *m;
+	char b[300], l[2] = { it->letter, 0 };
+	struct buf q;
+	const cJSON *o;
+	int i = 0;
+
+	buf_init(&q, 1 << 20);
+	j_str(oom, r, "id", it->qa->id);
+	frame_dir(it, b, sizeof(b));
+	j_str(oom, r, "video", b);
+	j_add(oom, r, "frames", frame_list(oom, it));
+	conv = j_add(oom, r, "conversations", cJSON_CreateArray());
+	m = j_add(oom, conv, NULL, cJSON_CreateObject());
+	j_str(oom, m, "from", "human");
+	if (buf_adds(&q, "<video>\n"))
+		*oom = 1;
+	if (it->chain) {
+		char *t;
+
+		if (chain_prompt(it, &q))
+			*oom = 1;
+		j_str(oom, m, "value", buf_str(&q));
+		m = j_add(oom, conv, NULL, cJSON_CreateObject());
+		j_str(oom, m, "from", "gpt");
+		t = chain_text(oom, it);
+		j_str(oom, m, "value", t);
+		cJSON_free(t);
+	} else {
+		int rc = buf_addf(&q, "%s\n", it->question);
+
+		cJSON_ArrayForEach(o, it->options) {
+			rc = rc ? rc : buf_addf(&q, "%c. %s\n", 'A' + i, o->valuestring);
+			i++;
+		}
+		rc = rc ? rc : buf_adds(&q, "Answer with the option's letter from the given choices "
+					"directly.");
+		if (rc)
+			*oom = 1;
+		j_str(oom, m, "value", buf_str(&q));
+		m = j_add(oom, conv, NULL, cJSON_CreateObject());
+		j_str(oom, m, "from", "gpt");
+		j_str(oom, m, "value", l);
+	}
+	buf_release(&q);
+	return r;
+}
+
+/* One VLMEvalKit TSV row (or the header when it is NULL). */
+static int row_vlmevalkit(struct exporter *x, const struct item *it, struct buf *b)
+{
+	char s[300];
+	int i, rc = 0;
+
+	buf_reset(b);
+	if (!it) {
+		rc = buf_adds(b, "index\tvideo\timage_path\tquestion");
+		for (i = 0; !rc && i < x->max_options; i++)
+			rc = buf_addf(b, "\t%c", 'A' + i);
+		return rc ? rc : buf_adds(b, "\tanswer\tcategory\tl2-category\tqa_id\n");
+	}
+	rc = buf_addf(b, "%zu\t", x->n);
+	frame_dir(it, s, sizeof(s));
+	rc = rc ? rc : export_tsv_field(b, s);
+	rc = rc ? rc : buf_adds(b, "\t[");
+	for (i = 0; !rc && i < it->nframes; i++) {
+		frame_path(it, i, s, sizeof(s));
+		rc = buf_addf(b, "%s'%s'", i ? ", " : "", s);
+	}
+	rc = rc ? rc : buf_adds(b, "]\t");
+	rc = rc ? rc : export_tsv_field(b, it->question);
+	for (i = 0; !rc && i < x->max_options; i++) {
+		const cJSON *o = cJSON_GetArrayItem(it->options, i);
+
+		rc = buf_add(b, "\t", 1);
+		rc = rc ? rc : export_tsv_field(b, o ? o->valuestring : "");
+	}
+	rc = rc ? rc : buf_addf(b, "\t%c\t", it->letter);
+	rc = rc ? rc : export_tsv_field(b, it->source ? it->source : it->group);
+	rc = rc ? rc : buf_add(b, "\t", 1);
+	rc = rc ? rc : export_tsv_field(b, it->group);
+	rc = rc ? rc : buf_addf(b, "\t%s\n", it->qa->id);
+	return rc;
+}
+
+/* ============================== Writing ============================== */
+
+static int is_array_format(enum export_format f)
+{
+	return f == EXPORT_EGOPROX || f == EXPORT_LABELSTUDIO || f == EXPORT_LLAVA;
+}
+
+static int put_text(struct exporter *x, const char *s, size_t n)
+{
+	if (fwrite(s, 1, n, x->fp) != n) {
+		int e = errno;
+
+		return err_set(ENG_EIO, "'%s': write failed: %s", x->final_path, strerror(e));
+	}
+	return 0;
+}
+
+static int remember_id(struct exporter *x, const char *id)
+{
+	if (x->nids == x->capids) {
+		size_t cap = x->capids ? x->capids * 2 : 64;
+		char **n = realloc(x->ids, cap * sizeof(*n));
+
+		if (!n)
+			return ENG_ENOMEM;
+		x->ids = n;
+		x->capids = cap;
+	}
+	x->ids[x->nids] = strdup(id);
+	if (!x->ids[x->nids])
+		return ENG_ENOMEM;
+	x->nids++;
+	return 0;
+}
+
+static int write_item(struct exporter *x, const struct item *it)
+{
+	enum export_format f = x->p->format;
+	cJSON *r = NULL;
+	char *s = NULL, key[8];
+	int rc = 0;
+
+	switch (f) {
+	case EXPORT_EGOPROX:
+		r = rec_egoprox(x, it);
+		break;
+	case EXPORT_JSONL:
+		r = rec_jsonl(x, it, &rc);
+		break;
+	case EXPORT_LMMS_EVAL:
+		r = rec_lmms(x, it);
+		break;
+	case EXPORT_LABELSTUDIO:
+		r = rec_labelstudio(x, it);
+		break;
+	case EXPORT_LLAVA:
+		r = rec_llava(x, it);
+		break;
+	case EXPORT_VLMEVALKIT:
+		rc = row_vlmevalkit(x, it, &x->line);
+		break;
+	default:
+		return err_set(ENG_EINVAL, "bad export format");
+	}
+	if (rc)
+		goto out;
+	if (f != EXPORT_VLMEVALKIT) {
+		s = r && !x->oom ? cJSON_PrintUnformatted(r) : NULL;
+		if (!s) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		buf_reset(&x->line);
+		if (is_array_format(f))
+			rc = buf_adds(&x->line, x->n ? ",\n" : "");
+		rc = rc ? rc : buf_adds(&x->line, s);
+		if (!is_array_format(f))
+			rc = rc ? rc : buf_add(&x->line, "\n", 1);
+		if (rc)
+			goto out;
+	}
+	rc = put_text(x, x->line.ptr, x->line.len);
+	rc = rc ? rc : remember_id(x, it->qa->id);
+	if (rc)
+		goto out;
+	x->n++;
+	count(x, x->groups, it->group);
+	snprintf(key, sizeof(key), "%d", it->nopt);
+	count(x, x->options, key);
+out:
+	cJSON_free(s);
+	cJSON_Delete(r);
+	return rc ? rc : (x->oom ? ENG_ENOMEM : 0);
+}
+
+static int on_qa(const struct store_qa *qa, void *ctx)
+{
+	struct exporter *x = ctx;
+	enum export_format f = x->p->format;
+	struct item *it;
+	int rc;
+
+	if (!export_tasks_match(x->p->tasks, qa->category, qa->subtask, qa->metric))
+		return 0;
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return ENG_ENOMEM;
+	rc = item_init(x, qa, it);
+	if (rc)
+		goto out;
+	if (f == EXPORT_EGOPROX && !it->source) {
+		skip(x, "no_egoprox_source");
+		rc = 1;
+		goto out;
+	}
+	if (it->chain && (f == EXPORT_VLMEVALKIT || f == EXPORT_LABELSTUDIO)) {
+		skip(x, "chain_not_multiple_choice");
+		rc = 1;
+		goto out;
+	}
+	if (x->counting) {
+		if (it->nopt > x->max_options)
+			x->max_options = it->nopt;
+		goto out;
+	}
+	rc = item_frames(x, it);
+	rc = rc ? rc : write_item(x, it);
+out:
+	item_release(it);
+	free(it);
+	return rc == 1 ? 0 : rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ids_digest(struct exporter *x)
+{
+	struct hash *h = NULL;
+	size_t i;
+	int rc;
+
+	qsort(x->ids, x->nids, sizeof(*x->ids), cmp_str);
+	rc = hash_new(&h);
+	for (i = 0; !rc && i < x->nids; i++) {
+		rc = hash_add(h, x->ids[i], strlen(x->ids[i]));
+		rc = rc ? rc : hash_add(h, "\n", 1);
+	}
+	if (rc) {
+		hash_free(h);
+		return rc;
+	}
+	return hash_finish(h, x->sum.ids_sha256);
+}
+
+/* Writes text to DIR/name (through a .tmp file renamed at the end). */
+static int write_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	size_t n = strlen(text);
+	FILE *fp;
+	int rc = 0, e;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fp = fopen(tmp, "we");
+	if (!fp) {
+		e = errno;
+		return err_set(ENG_EIO, "'%s': cannot write: %s", path, strerror(e));
+	}
+	if (fwrite(text, 1, n, fp) != n)
+		rc = ENG_EIO;
+	if (fclose(fp))
+		rc = ENG_EIO;
+	if (!rc && rename(tmp, path))
+		rc = ENG_EIO;
+	if (rc) {
+		e = errno;
+		unlink(tmp);
+		return err_set(ENG_EIO, "'%s': cannot write: %s", path, strerror(e));
+	}
+	return 0;
+}
+
+static const char lmms_utils_py[] =
+	"# lmms-eval helpers for a proxima export (proxima export --format lmms-eval).\n"
+	"# Frames are read relative to this folder; see docs/export.md in proxima.\n"
+	"import json\n"
+	"import os\n"
+	"import re\n"
+	"\n"
+	"BASE = os.path.dirname(os.path.abspath(__file__))\n"
+	"ANS_RE = re.compile(r\"(?:Therefore,\\s*)?The\\s+correct\\s+answer\\s+is\\s*<?\\s*([A-H])\\s*>?\\s*[\\.\\)]?\",\n"
+	"                    flags=re.IGNORECASE)\n"
+	"BARE_RE = re.compile(r\"\\s*<?\\s*([A-H])\\s*>?\\s*[\\.\\)]?\\s*\")\n"
+	"\n"
+	"\n"
+	"def proxima_doc_to_visual(doc):\n"
+	"    from PIL import Image\n"
+	"    paths = [os.path.join(BASE, p) for p in doc[\"frames\"]]\n"
+	"    return [Image.open(p).convert(\"RGB\") for p in paths if os.path.exists(p)]\n"
+	"\n"
+	"\n"
+	"def proxima_doc_to_text(doc, lmms_eval_specific_kwargs=None):\n"
+	"    kw = lmms_eval_specific_kwargs or {}\n"
+	"    pre = kw.get(\"pre_prompt\", \"\")\n"
+	"    if doc.get(\"correct_answer\"):\n"
+	"        return \"\\n\".join(x for x in [pre, doc[\"question\"]] if x)\n"
+	"    post = kw.get(\"post_prompt\", \"\")\n"
+	"    return \"\\n\".join(x for x in [pre, doc[\"question\"], \"\\n\".join(doc[\"options\"]), post] if x)\n"
+	"\n"
+	"\n"
+	"def proxima_letter(text):\n"
+	"    m = list(ANS_RE.finditer(text or \"\"))\n"
+	"    if m:\n"
+	"        return m[-1].group(1).upper()\n"
+	"    b = BARE_RE.fullmatch(text or \"\")\n"
+	"    return b.group(1) if b else None\n"
+	"\n"
+	"\n"
+	"def proxima_chain_nodes(text):\n"
+	"    try:\n"
+	"        v = json.loads((text or \"\").strip())\n"
+	"        return [int(x) for x in v[0]]\n"
+	"    except Exception:\n"
+	"        m = re.search(r\"\\[\\s*\\[\\s*([^\\]]+?)\\s*\\]\\s*,\", text or \"\")\n"
+	"        return [int(x) for x in re.findall(r\"\\d+\", m.group(1))] if m else None\n"
+	"\n"
+	"\n"
+	"def proxima_process_results(doc, results):\n"
+	"    pred = results[0] if results else \"\"\n"
+	"    if doc.get(\"correct_answer\"):\n"
+	"        nodes = proxima_chain_nodes(pred)\n"
+	"        ok = any(nodes == [int(n) for n in c[\"node\"]] for c in doc[\"correct_answer\"])\n"
+	"    else:\n"
+	"        ok = proxima_letter(pred) == doc[\"ground_truth\"]\n"
+	"    return {\"proxima_score\": {\"question_type\": doc[\"question_type\"], \"correct\": 1.0 if ok else 0.0}}\n"
+	"\n"
+	"\n"
+	"def proxima_aggregate_results(results):\n"
+	"    by_type = {}\n"
+	"    for r in results:\n"
+	"        by_type.setdefault(r[\"question_type\"], []).append(r[\"correct\"])\n"
+	"    out = {k: sum(v) / len(v) for k, v in sorted(by_type.items())}\n"
+	"    out[\"overall\"] = sum(r[\"correct\"] for r in results) / max(len(results), 1)\n"
+	"    return out\n";
+
+/* YAML double-quoted scalar of s. */
+static int yaml_quoted(struct buf *b, const char *s)
+{
+	int rc = buf_add(b, "\"", 1);
+
+	for (; !rc && *s; s++)
+		rc = (*s == '"' || *s == '\\') ? buf_addf(b, "\\%c", *s) : buf_add(b, s, 1);
+	return rc ? rc : buf_add(b, "\"", 1);
+}
+
+static int write_lmms_task(struct exporter *x)
+{
+	char abs[PATH_MAX], path[PATH_MAX + 32];
+	struct buf b;
+	int rc;
+
+	if (!realpath(x->dir, abs))
+		snprintf(abs, sizeof(abs), "%s", x->dir);
+	snprintf(path, sizeof(path), "%s/%s", abs, export_format_file(EXPORT_LMMS_EVAL));
+	buf_init(&b, 1 << 16);
+	rc = buf_adds(&b, "# lmms-eval task for a proxima export; see docs/export.md in proxima.\n"
+		      "# data_files is absolute: edit it when the export folder moves.\n"
+		      "task: proxima\n"
+		      "dataset_path: json\n"
+		      "dataset_kwargs:\n"
+		      "  data_files:\n"
+		      "    test: ");
+	rc = rc ? rc : yaml_quoted(&b, path);
+	rc = rc ? rc : buf_adds(&b, "\n"
+		      "test_split: test\n"
+		      "output_type: generate_until\n"
+		      "doc_to_visual: !function utils.proxima_doc_to_visual\n"
+		      "doc_to_text: !function utils.proxima_doc_to_text\n"
+		      "doc_to_target: \"ground_truth\"\n"
+		      "generation_kwargs:\n"
+		      "  max_new_tokens: 1024\n"
+		      "  temperature: 0\n"
+		      "  top_p: 1.0\n"
+		      "  num_beams: 1\n"
+		      "  do_sample: false\n"
+		      "process_results: !function utils.proxima_process_results\n"
+		      "metric_list:\n"
+		      "  - metric: proxima_score\n"
+		      "    aggregation: !function utils.proxima_aggregate_results\n"
+		      "    higher_is_better: true\n"
+		      "lmms_eval_specific_kwargs:\n"
+		      "  default:\n"
+		      "    pre_prompt: \"\"\n"
+		      "    post_prompt: ");
+	rc = rc ? rc : yaml_quoted(&b, EXPORT_MC_INSTRUCTION);
+	rc = rc ? rc : buf_adds(&b, "\nmetadata:\n  - version: 0.0\n");
+	rc = rc ? rc : write_file(x->dir, "proxima.yaml", buf_str(&b));
+	rc = rc ? rc : write_file(x->dir, "utils.py", lmms_utils_py);
+	buf_release(&b);
+	return rc;
+}
+
+static const char labelstudio_config[] =
+	"<!-- Label Studio labelling config for a proxima export (tasks.json); see\n"
+	"     docs/export.md in proxima. The choices come from each task's options. -->\n"
+	"<View>\n"
+	"  <Header value=\"$question\"/>\n"
+	"  <Video name=\"video\" value=\"$video\"/>\n"
+	"  <Text name=\"clip\" value=\"Clip: $clip_start_s s to $clip_end_s s (the last frame is the current moment)\"/>\n"
+	"  <Choices name=\"answer\" toName=\"video\" choice=\"single\" required=\"true\" value=\"$options\"/>\n"
+	"  <TextArea name=\"note\" toName=\"video\" placeholder=\"Note (optional)\" maxSubmissions=\"1\"/>\n"
+	"</View>\n";
+
+static int write_manifest(struct exporter *x)
+{
+	int *oom = &x->oom;
+	cJSON *m = x->manifest, *c, *fr, *files;
+	char now[96], *text;
+	int rc;
+
+	now_iso(now, sizeof(now));
+	j_str(oom, m, "format", export_format_name(x->p->format));
+	j_str(oom, m, "engine_version", x->p->engine_version);
+	j_str(oom, m, "created_at", now);
+	j_str(oom, m, "store", store_path(x->st));
+	c = j_add(oom, m, "filters", cJSON_CreateObject());
+	j_str(oom, c, "status", x->p->status ? x->p->status : EXPORT_DEFAULT_STATUS);
+	j_str(oom, c, "tasks", x->p->tasks && *x->p->tasks ? x->p->tasks : NULL);
+	c = j_add(oom, m, "counts", cJSON_CreateObject());
+	j_num(oom, c, "total", (double)x->n);
+	j_add(oom, c, "groups", x->groups);
+	x->groups = NULL;
+	j_num(oom, c, "skipped_total", (double)x->sum.skipped);
+	j_add(oom, c, "skipped", x->skipped);
+	x->skipped = NULL;
+	c = j_add(oom, m, "config", cJSON_CreateObject());
+	j_add(oom, c, "options", x->options);
+	x->options = NULL;
+	j_str(oom, c, "image_base_dir", ".");
+	j_str(oom, c, "mc_instruction", EXPORT_MC_INSTRUCTION);
+	fr = j_add(oom, m, "frames", cJSON_CreateObject());
+	if (x->p->frames > 0)
+		j_num(oom, fr, "per_qa", x->p->frames);
+	else
+		j_str(oom, fr, "per_qa", "stored frame times of each QA");
+	j_str(oom, fr, "names", "Frames/<id>/001.jpg ...");
+	j_add(oom, fr, "extracted", cJSON_CreateBool(x->sum.frames_written > 0));
+	j_num(oom, fr, "written", (double)x->sum.frames_written);
+	j_num(oom, fr, "qas_without_video", (double)x->sum.no_video);
+	if (x->p->frames <= 0)
+		j_str(oom, fr, "note", "frames were not extracted (export with --frames N): the "
+		      "records list the intended file names and the frame times");
+	else if (x->sum.no_video)
+		j_str(oom, fr, "note", "some recordings have no usable video (see recordings): "
+		      "their QAs list the intended file names and the frame times");
+	j_add(oom, fr, "recordings", x->recordings);
+	x->recordings = NULL;
+	files = j_add(oom, m, "files", cJSON_CreateArray());
+	j_str(oom, files, NULL, export_format_file(x->p->format));
+	if (x->p->format == EXPORT_LMMS_EVAL) {
+		j_str(oom, files, NULL, "proxima.yaml");
+		j_str(oom, files, NULL, "utils.py");
+	} else if (x->p->format == EXPORT_LABELSTUDIO) {
+		j_str(oom, files, NULL, "config.xml");
+	}
+	j_str(oom, m, "ids_sha256", x->sum.ids_sha256);
+	j_str(oom, m, "ids_sha256_rule", "SHA-256 of the exported ids sorted bytewise, each "
+	      "followed by a newline");
+	if (x->oom)
+		return ENG_ENOMEM;
+	text = cJSON_Print(m);
+	if (!text)
+		return ENG_ENOMEM;
+	rc = write_file(x->dir, "manifest.json", text);
+	cJSON_free(text);
+	return rc;
+}
+
+static int open_main(struct exporter *x)
+{
+	const char *name = export_format_file(x->p->format);
+	size_t n = strlen(x->dir) + strlen(name) + 8;
+	int e;
+
+	x->final_path = malloc(n);
+	x->tmp_path = malloc(n);
+	if (!x->final_path || !x->tmp_path)
+		return ENG_ENOMEM;
+	snprintf(x->final_path, n, "%s/%s", x->dir, name);
+	snprintf(x->tmp_path, n, "%s/%s.tmp", x->dir, name);
+	x->fp = fopen(x->tmp_path, "we");
+	if (!x->fp) {
+		e = errno;
+		return err_set(ENG_EIO, "'%s': cannot write: %s", x->final_path, strerror(e));
+	}
+	return 0;
+}
+
+static int close_main(struct exporter *x)
+{
+	int rc = 0, e;
+
+	if (is_array_format(x->p->format))
+		rc = put_text(x, x->n ? "\n]\n" : "]\n", x->n ? 3 : 2);
+	e = fclose(x->fp) ? errno : 0;
+	x->fp = NULL;
+	if (!rc && e)
+		rc = err_set(ENG_EIO, "'%s': write failed: %s", x->final_path, strerror(e));
+	if (!rc && rename(x->tmp_path, x->final_path)) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': cannot rename: %s", x->final_path, strerror(e));
+	}
+	return rc;
+}
+
+int export_run(struct store *st, const struct export_params *p,
+	       struct export_summary *out)
+{
+	struct exporter *x;
+	struct store_filter flt;
+	size_t i;
+	int rc = 0;
+
+	if (!st || !p || !p->dir || !*p->dir || !p->engine_version ||
+	    (unsigned)p->format >= EXPORT_NFORMAT)
+		return err_set(ENG_EINVAL, "export: missing parameters");
+	if (p->frames < 0 || p->frames > EXPORT_MAX_FRAMES)
+		return err_set(ENG_EINVAL, "export: --frames must be in 0..%d", EXPORT_MAX_FRAMES);
+	rc = export_tasks_check(p->tasks);
+	if (rc)
+		return rc;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return ENG_ENOMEM;
+	x->st = st;
+	x->p = p;
+	buf_init(&x->line, 64u << 20);
+	x->dir = strdup(p->dir);
+	x->manifest = cJSON_CreateObject();
+	x->groups = cJSON_CreateObject();
+	x->skipped = cJSON_CreateObject();
+	x->options = cJSON_CreateObject();
+	x->recordings = cJSON_CreateObject();
+	if (!x->dir || !x->manifest || !x->groups || !x->skipped || !x->options ||
+	    !x->recordings) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	while (strlen(x->dir) > 1 && x->dir[strlen(x->dir) - 1] == '/')
+		x->dir[strlen(x->dir) - 1] = '\0';
+	memset(&flt, 0, sizeof(flt));
+	flt.status = p->status ? p->status : EXPORT_DEFAULT_STATUS;
+	rc = mkdirs(x->dir);
+	if (rc)
+		goto out;
+	if (p->format == EXPORT_VLMEVALKIT) {
+		x->counting = 1;
+		rc = store_qa_iter(st, &flt, 0, on_qa, x);
+		x->counting = 0;
+		if (rc)
+			goto out;
+	}
+	rc = open_main(x);
+	if (!rc && is_array_format(p->format))
+		rc = put_text(x, "[\n", 2);
+	if (!rc && p->format == EXPORT_VLMEVALKIT) {
+		rc = row_vlmevalkit(x, NULL, &x->line);
+		rc = rc ? rc : put_text(x, x->line.ptr, x->line.len);
+	}
+	rc = rc ? rc : store_qa_iter(st, &flt, 0, on_qa, x);
+	rc = rc ? rc : close_main(x);
+	rc = rc ? rc : ids_digest(x);
+	if (!rc && p->format == EXPORT_LMMS_EVAL)
+		rc = write_lmms_task(x);
+	if (!rc && p->format == EXPORT_LABELSTUDIO)
+		rc = write_file(x->dir, "config.xml", labelstudio_config);
+	x->sum.exported = x->n;
+	rc = rc ? rc : write_manifest(x);
+	if (!rc && out)
+		*out = x->sum;
+out:
+	if (x->fp) {
+		fclose(x->fp);
+		unlink(x->tmp_path);
+	}
+	for (i = 0; i < x->nids; i++)
+		free(x->ids[i]);
+	free(x->ids);
+	free(x->vc.rec_id);
+	free(x->vc.video);
+	free(x->tmp_path);
+	free(x->final_path);
+	free(x->dir);
+	cJSON_Delete(x->manifest);
+	cJSON_Delete(x->groups);
+	cJSON_Delete(x->skipped);
+	cJSON_Delete(x->options);
+	cJSON_Delete(x->recordings);
+	buf_release(&x->line);
+	free(x);
+	return rc;
+}
