@@ -123,12 +123,13 @@ static const struct synth__goal_tpl kitchen_goals[] = {
 		USE("drink", 0, NULL, -1, R, 2.0f, "Drink from the {0}"),
 		PLACE(0, "table_1", "Put the {0} on the {f}"),
 		END } },
-	{ "have a snack", { "apple" }, {
+	{ "have a snack", { "apple", "bowl" }, {
 		USE("open", -1, "fridge_1", -1, L, 1.0f, "Open the fridge"),
-		USE("close", -1, "fridge_1", -1, L, 0.8f, "Close the fridge"),
 		PICK(0, "Take the {0} from the {s}"),
 		USE("wash", 0, "sink", -1, B, 1.5f, "Rinse the {0} at the sink"),
 		PLACE(0, "table_1", "Put the {0} on the {f}"),
+		PICK(1, "Take the {1} from the {s}"),
+		PLACE(1, "table_1", "Put the {1} next to the {0}"),
 		END } },
 	{ "tidy the counter", { "knife", "sponge" }, {
 		PICK(1, "Take the {1} from the {s}"),
@@ -137,11 +138,19 @@ static const struct synth__goal_tpl kitchen_goals[] = {
 		PICK(0, "Take the {0} from the {s}"),
 		PLACE(0, "sideboard_1", "Put the {0} away on the {f}"),
 		END } },
-	{ "put away the dishes", { "bowl", "plate" }, {
+	{ "put away the dishes", { "bowl", "glass", "spoon" }, {
 		PICK(0, "Take the {0} from the {s}"),
 		PLACE(0, "sideboard_1", "Put the {0} on the {f}"),
 		PICK(1, "Take the {1} from the {s}"),
-		PLACE(1, "shelves_1", "Stack the {1} on the {f}"),
+		PLACE(1, "shelves_1", "Put the {1} back on the {f}"),
+		PICK(2, "Take the {2} from the {s}"),
+		PLACE(2, "sideboard_1", "Put the {2} away on the {f}"),
+		END } },
+	{ "clear the table", { "cutting board", "bread" }, {
+		PICK(0, "Take the {0} from the {s}"),
+		PLACE(0, "counter_1", "Put the {0} back on the {f}"),
+		PICK(1, "Take the {1} from the {s}"),
+		PLACE(1, "counter_2", "Put the {1} back on the {f}"),
 		END } },
 };
 
@@ -256,21 +265,21 @@ static const struct synth__furn_tpl office_furn[] = {
 	{ "desk_2", "corner desk", "desk", 4.00f, 5.25f, 0, 1.40f, 0.70f, 0.75f, 0, SYNTH__SUPPORT },
 	{ "office_chair_2", "office chair", "office chair", 3.60f, 4.55f, 0, 0.55f, 0.55f, 1.00f,
 	  0, 0 },
-	{ "meeting_table_1", "meeting table", "table", 3.20f, 2.20f, 0, 2.00f, 1.00f, 0.75f, 0,
+	{ "meeting_table_1", "meeting table", "table", 3.00f, 2.20f, 0, 2.00f, 1.00f, 0.75f, 0,
 	  SYNTH__SUPPORT },
-	{ "chair_1", "chair", "chair", 2.70f, 1.25f, 0, 0.45f, 0.45f, 0.90f, 0, 0 },
-	{ "chair_2", "chair", "chair", 3.70f, 1.25f, 0, 0.45f, 0.45f, 0.90f, 0, 0 },
-	{ "chair_3", "chair", "chair", 2.70f, 3.15f, 180, 0.45f, 0.45f, 0.90f, 0, 0 },
-	{ "chair_4", "chair", "chair", 3.70f, 3.15f, 180, 0.45f, 0.45f, 0.90f, 0, 0 },
-	{ "bookshelf_1", "bookshelf", "bookshelf", 6.825f, 4.40f, -90, 0.90f, 0.35f, 1.40f, 0,
+	{ "chair_1", "chair", "chair", 2.50f, 1.25f, 0, 0.45f, 0.45f, 0.90f, 0, 0 },
+	{ "chair_2", "chair", "chair", 3.50f, 1.25f, 0, 0.45f, 0.45f, 0.90f, 0, 0 },
+	{ "chair_3", "chair", "chair", 2.50f, 3.15f, 180, 0.45f, 0.45f, 0.90f, 0, 0 },
+	{ "chair_4", "chair", "chair", 3.50f, 3.15f, 180, 0.45f, 0.45f, 0.90f, 0, 0 },
+	{ "bookshelf_1", "bookshelf", "bookshelf", 6.025f, 4.40f, -90, 0.90f, 0.35f, 1.40f, 0,
 	  SYNTH__SUPPORT },
-	{ "filing_cabinet_1", "filing cabinet", "filing cabinet", 6.70f, 2.80f, -90, 0.50f, 0.60f,
+	{ "filing_cabinet_1", "filing cabinet", "filing cabinet", 5.90f, 2.80f, -90, 0.60f, 0.60f,
 	  1.00f, 0, SYNTH__SUPPORT },
 	{ "side_table_1", "printer table", "side table", 0.25f, 2.20f, 90, 0.80f, 0.50f, 0.70f, 0,
 	  SYNTH__SUPPORT },
-	{ "whiteboard_1", "whiteboard", "whiteboard", 3.20f, 0.025f, 180, 1.80f, 0.05f, 1.10f,
+	{ "whiteboard_1", "whiteboard", "whiteboard", 3.00f, 0.025f, 180, 1.80f, 0.05f, 1.10f,
 	  0.90f, 0 },
-	{ "counter_1", "coffee counter", "counter", 6.70f, 1.00f, -90, 1.20f, 0.60f, 0.90f, 0,
+	{ "counter_1", "coffee counter", "counter", 5.90f, 1.00f, -90, 1.20f, 0.60f, 0.90f, 0,
 	  SYNTH__SUPPORT },
 };
 
@@ -325,11 +334,12 @@ static const struct synth__goal_tpl office_goals[] = {
 		PICK(1, "Take the {1} from the {s}"),
 		PLACE(1, "bookshelf_1", "Put the {1} on the bookshelf"),
 		END } },
-	{ "tidy the desk", { "stapler", "mug" }, {
+	{ "staple a report", { "stapler", "folder" }, {
 		PICK(0, "Take the {0} from the {s}"),
-		PLACE(0, "bookshelf_1", "Put the {0} on the bookshelf"),
+		USE("staple", 1, NULL, -1, B, 2.0f, "Staple the pages in the {1}"),
+		PLACE(0, "desk", "Put the {0} back on the {f}"),
 		PICK(1, "Take the {1} from the {s}"),
-		PLACE(1, "counter_1", "Bring the {1} to the coffee counter"),
+		PLACE(1, "bookshelf_1", "File the {1} on the bookshelf"),
 		END } },
 	{ "take notes", { "notebook", "pen" }, {
 		PICK(0, "Take the {0} from the {s}"),
@@ -343,6 +353,12 @@ static const struct synth__goal_tpl office_goals[] = {
 		USE("call", 0, NULL, -1, R, 3.0f, "Make a call on the {0}"),
 		PLACE(0, "desk", "Put the {0} down on the {f}"),
 		USE("write", 1, NULL, -1, R, 2.5f, "Note the call in the {1}"),
+		END } },
+	{ "pack up after the meeting", { "laptop", "notebook" }, {
+		PICK(0, "Take the {0} from the {s}"),
+		PLACE(0, "desk", "Put the {0} back on the {f}"),
+		PICK(1, "Take the {1} from the {s}"),
+		PLACE(1, "bookshelf_1", "Put the {1} back on the bookshelf"),
 		END } },
 };
 
@@ -361,7 +377,7 @@ static const struct synth__scene_tpl scenes[SYNTH_NSCENES] = {
 	{ "apartment", 7.0f, 5.0f, 2.6f, apartment_furn, ARRAY_SIZE(apartment_furn),
 	  apartment_items, ARRAY_SIZE(apartment_items), apartment_goals,
 	  ARRAY_SIZE(apartment_goals) },
-	{ "office", 7.0f, 5.6f, 2.8f, office_furn, ARRAY_SIZE(office_furn), office_items,
+	{ "office", 6.2f, 5.6f, 2.8f, office_furn, ARRAY_SIZE(office_furn), office_items,
 	  ARRAY_SIZE(office_items), office_goals, ARRAY_SIZE(office_goals) },
 };
 

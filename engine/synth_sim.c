@@ -787,8 +787,36 @@ static long choose_place(struct sim *m, long obj, const char *where, long from,
 	return -1;
 }
 
-/* Binds the goal's slots to item instances; false when a category has none left. */
-static bool bind_slots(struct sim *m, const struct synth__goal_tpl *g, long *slots)
+/*
+ * True when slot k of goal g is only moved: never named by a use step,
+ * never marking its place, never held while one happens. Such a slot must
+ * bind to an instance that is not already where the goal puts it.
+ */
+static bool slot_moved_only(const struct synth__goal_tpl *g, int k)
+{
+	bool held = false;
+	int q;
+
+	for (q = 0; q < SYNTH__STEPS && g->steps[q].verb; q++) {
+		const struct synth__step_tpl *st = &g->steps[q];
+
+		if (st->op == SYNTH__PICK && st->slot == k)
+			held = true;
+		else if (st->op == SYNTH__PLACE && st->slot == k)
+			held = false;
+		else if (st->op == SYNTH__USE && (held || st->slot == k || st->at == k))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Binds the goal's slots to item instances, preferring for each slot one
+ * that is not on the furniture the goal first puts it on. With `strict`,
+ * a moved-only slot without such an instance fails the binding. Returns
+ * false when a slot cannot be bound.
+ */
+static bool bind_slots(struct sim *m, const struct synth__goal_tpl *g, long *slots, bool strict)
 {
 	int k, q;
 
@@ -819,7 +847,7 @@ static bool bind_slots(struct sim *m, const struct synth__goal_tpl *g, long *slo
 			if (!target || !names(m, target, m->on[i]))
 				pref[np++] = (long)i;
 		}
-		if (!nc)
+		if (!nc || (strict && !np && slot_moved_only(g, k)))
 			return false;
 		slots[k] = np ? pref[synth__rng_below(m->rng, np)] : cand[synth__rng_below(m->rng, nc)];
 	}
@@ -885,6 +913,7 @@ static int run_step(struct sim *m, const struct synth__step_tpl *st, const long 
 	}
 	if (st->op == SYNTH__PLACE) {
 		struct pose spot;
+		char *desc;
 
 		if (m->carry.phase != CARRY_HOLD || m->carry.obj != obj)
 			return 0;
@@ -897,9 +926,16 @@ static int run_step(struct sim *m, const struct synth__step_tpl *st, const long 
 		rc = go_work(m, p, sup, sup);
 		if (rc || m->done)
 			return rc;
-		return act(m, ACT_PLACE, st->verb, obj, m->carry.hand,
-			   describe(m, st->desc, slots, sup, sup), p, jitter_dur(m, st->dur_s),
-			   &spot, sup);
+		/* A full top sends the object elsewhere: then the template text would lie. */
+		if (st->where && names(m, st->where, sup)) {
+			desc = describe(m, st->desc, slots, sup, sup);
+		} else {
+			long one[SYNTH__SLOTS] = { obj, -1, -1 };
+
+			desc = describe(m, "Put the {0} down on the {f}", one, sup, sup);
+		}
+		return act(m, ACT_PLACE, st->verb, obj, m->carry.hand, desc, p,
+			   jitter_dur(m, st->dur_s), &spot, sup);
 	}
 	/* USE: which object the action names, and where it happens. */
 	if (obj < 0) {
@@ -942,13 +978,10 @@ static int run_step(struct sim *m, const struct synth__step_tpl *st, const long 
 	}
 }
 
-static int run_goal(struct sim *m, const struct synth__goal_tpl *g)
+static int run_goal(struct sim *m, const struct synth__goal_tpl *g, const long *slots)
 {
-	long slots[SYNTH__SLOTS];
 	int q, rc = 0;
 
-	if (!bind_slots(m, g, slots))
-		return 0;
 	m->goal = g->goal;
 	m->goal_index = m->s->ngoals++;
 	if (synth__rng_range(m->rng, 0, 1) < 0.4)
@@ -961,6 +994,33 @@ static int run_goal(struct sim *m, const struct synth__goal_tpl *g)
 	if (!rc && !m->done && !m->ending)
 		rc = put_down_held(m);
 	return rc;
+}
+
+/*
+ * The next goal: a random one (never the last again) whose slots all bind
+ * strictly, else one that binds at all. Returns its index, or -1.
+ */
+static long next_goal(struct sim *m, long last, long *slots)
+{
+	size_t n = m->sc->ngoals, order[64], i;
+	int pass;
+
+	if (n > ARRAY_SIZE(order))
+		n = ARRAY_SIZE(order);
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = 0; i + 1 < n; i++) {
+		size_t j = i + synth__rng_below(m->rng, n - i), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++)
+			if ((long)order[i] != last &&
+			    bind_slots(m, &m->sc->goals[order[i]], slots, pass == 0))
+				return (long)order[i];
+	return -1;
 }
 
 /* ======================= Set-up and results ======================= */
@@ -1069,7 +1129,8 @@ int synth__simulate(struct synth_recording *s, const struct synth__scene_tpl *sc
 		    struct synth__rng *rng, struct synth__attn **attn, size_t *nattn)
 {
 	struct sim m;
-	size_t i, last = SIZE_MAX;
+	size_t i;
+	long last = -1;
 	int rc = 0;
 
 	memset(&m, 0, sizeof(m));
@@ -1093,17 +1154,16 @@ int synth__simulate(struct synth_recording *s, const struct synth__scene_tpl *sc
 	if (!rc)
 		rc = place_wearer(&m);
 	while (!rc && !m.done) {
-		size_t g;
+		long slots[SYNTH__SLOTS], g = -1;
 
-		if (m.ending) {
+		if (!m.ending)
+			g = next_goal(&m, last, slots);
+		if (g < 0) {
 			look_around(&m, 1);
 			continue;
 		}
-		g = synth__rng_below(rng, sc->ngoals);
-		if (g == last && sc->ngoals > 1)
-			g = (g + 1 + synth__rng_below(rng, sc->ngoals - 1)) % sc->ngoals;
 		last = g;
-		rc = run_goal(&m, &sc->goals[g]);
+		rc = run_goal(&m, &sc->goals[g], slots);
 		if (!rc)
 			rc = m.rc;
 	}
