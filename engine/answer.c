@@ -1656,8 +1656,7 @@ int ans_display_name(const char *name, const char *const *others, size_t nothers
 	if (rc)
 		return rc;
 	for (i = 0; i < nothers; i++) {
-		/* the object itself (same pointer) never clashes with itself */
-		if (!others[i] || others[i] == name)
+		if (!others[i])
 			continue;
 		if (name_words(others[i], obase, sizeof(obase), oidx, sizeof(oidx)))
 			continue;

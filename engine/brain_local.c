@@ -99,7 +99,7 @@ static void object_name(const struct recording *rec, const char *id, char *out, 
 {
 	long i = rec ? recording_find_object(rec, id) : -1;
 	const char **others;
-	size_t k;
+	size_t k, m;
 
 	snprintf(out, size, "%s", id);
 	if (i < 0)
@@ -107,9 +107,10 @@ static void object_name(const struct recording *rec, const char *id, char *out, 
 	others = malloc(rec->nobjects * sizeof(*others));
 	if (!others)
 		return;
-	for (k = 0; k < rec->nobjects; k++)
-		others[k] = rec->objects[k].name;
-	if (ans_display_name(rec->objects[i].name, others, rec->nobjects, out, size))
+	for (k = 0, m = 0; k < rec->nobjects; k++)
+		if (k != (size_t)i)
+			others[m++] = rec->objects[k].name;
+	if (ans_display_name(rec->objects[i].name, others, m, out, size))
 		snprintf(out, size, "%s", rec->objects[i].name);
 	free(others);
 }

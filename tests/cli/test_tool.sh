@@ -44,7 +44,7 @@ if [ -n "$REC" ]; then
 	expect_match '^  /point: must have at least 3 items, got 2$' "$ERR" "stderr names the field /point"
 
 	expect_status 1 "a time outside the recording exits 1" "$PROXIMA" tool spatial_relation "$REC" \
-		--args '{"t":1,"point":[1,2,3]}'
+		--args '{"t":-5000000000000,"point":[1,2,3]}'
 	expect_match '^  /t: must be within the recording' "$ERR" "stderr names /t and the span"
 
 	expect_status 1 "trailing garbage is invalid JSON" "$PROXIMA" tool describe_recording "$REC" \
