@@ -854,9 +854,10 @@ static int add_cand(cJSON *arr, const struct recording *rec, const struct disc_p
 	if (!o)
 		return ENG_ENOMEM;
 	cJSON_AddItemToArray(arr, o);
+	if (!cJSON_AddNumberToObject(o, "index", (double)rank) || !tool__add_time(o, "t_ns", c->T))
+		return ENG_ENOMEM;
 	w = cJSON_AddObjectToObject(o, "window");
-	if (!cJSON_AddNumberToObject(o, "index", (double)rank) || !tool__add_time(o, "t_ns", c->T) ||
-	    !w || !tool__add_time(w, "start_ns", start) || !tool__add_time(w, "end_ns", c->T))
+	if (!w || !tool__add_time(w, "start_ns", start) || !tool__add_time(w, "end_ns", c->T))
 		return ENG_ENOMEM;
 	f = cJSON_AddArrayToObject(o, "frames_ns");
 	if (!f)
