@@ -157,8 +157,8 @@ int cmd_synth(int argc, char **argv)
 			run = 0;
 		}
 	}
-	printf("wrote '%s': %s, %g min, seed %llu: %zu poses, %zu gaze samples, %zu objects, "
-	       "%zu goals (%zu with 4+ actions), %zu actions, %zu carries, %zu fixations (%zu of 300 ms or more)\n",
+	printf("wrote '%s' (%s, %g min, seed %llu): %zu poses, %zu gaze samples, %zu objects, "
+	       "goal instances %zu (%zu with 4+ actions), %zu actions, %zu carries, %zu fixations (%zu of 300 ms or more)\n",
 	       dir, synth_scene_name(p.scene), p.minutes, (unsigned long long)p.seed, s->ntraj,
 	       s->ngaze, s->nobjects, s->ngoals, long_goals, s->nactions, s->ncarries, s->nfixations,
 	       long_fix);

@@ -6,6 +6,10 @@
  * proxima-recording/1 layout. The same parameters give byte-identical
  * files (own seeded PRNG, fixed number formats).
  *
+ * Actions come in goal instances: consecutive actions with the same
+ * goal_index; two instances of one goal never follow each other, so in the
+ * written actions.json a change of goal starts a new instance.
+ *
  * Memory: synth_generate() returns a struct synth_recording that owns every
  * array it points to; synth_free() releases it. Object ids, names,
  * categories, verbs and goals point at static tables and are never freed;
@@ -31,8 +35,8 @@ enum synth_scene { SYNTH_KITCHEN = 0, SYNTH_APARTMENT, SYNTH_OFFICE, SYNTH_NSCEN
 /* Stream rates (Hz) and the wearer's limits the generator keeps to. */
 #define SYNTH_TRAJ_HZ 30
 #define SYNTH_GAZE_HZ 60
-#define SYNTH_MAX_SPEED_MPS 1.35 /* camera speed never exceeds this */
-#define SYNTH_MAX_YAW_DPS 110.0  /* camera heading rate never exceeds this */
+#define SYNTH_MAX_SPEED_MPS 1.35 /* camera speed never exceeds this (walk 1.25 + bob) */
+#define SYNTH_MAX_YAW_DPS 110.0  /* camera heading rate never exceeds this (head 100) */
 #define SYNTH_EYE_HEIGHT 1.6     /* standing camera height, m */
 
 struct synth_params {

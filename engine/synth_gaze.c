@@ -173,7 +173,6 @@ struct aim {
 static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t k,
 		      double a[3])
 {
-	const struct synth_object *o = &g->s->objects[obj];
 	double t = (double)gaze_ns(k) * 1e-9;
 	struct pose p;
 	vec3 l, w;
@@ -183,7 +182,6 @@ static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t
 	for (j = 0; j < 3; j++)
 		l[j] = (float)(am->off[j] + am->amp[j] * sin(2 * M_PI * am->freq[j] * t +
 							      am->phase[j]));
-	(void)o;
 	pose_apply(&p, l, w);
 	for (j = 0; j < 3; j++)
 		a[j] = (double)w[j];
@@ -423,7 +421,7 @@ int synth__gaze(struct synth_recording *s, const struct synth__attn *attn, size_
 		}
 		/* Free gaze along the head for 100 ms: the eyes wander slowly. */
 		for (i = 0; i < 6 && k < g.n; i++, k++) {
-			double f[3], d[3];
+			double d[3];
 			struct pose *c = &g.cam[k];
 			vec3 lc, wd;
 
@@ -441,7 +439,6 @@ int synth__gaze(struct synth_recording *s, const struct synth__attn *attn, size_
 			vnorm(d);
 			put(&g, k, d, free_depth(&g, k, d), -1);
 			memcpy(gprev, d, sizeof(gprev));
-			(void)f;
 		}
 		have_prev = true;
 		prev_obj = -1;

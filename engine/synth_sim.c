@@ -385,7 +385,7 @@ static long pick_look_target(struct sim *m, double lo, double hi, double ref_yaw
  */
 static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_p)
 {
-	size_t n = 0, nwp = 0, i, seg = 0;
+	size_t n = 0, nwp = 0, i;
 	double cost, len = 0, sd = 0, want_yaw = m->yaw, glance_at = -1, glance_end = -1;
 	long glance = -1;
 	int sx, sy, rc, turn;
@@ -433,7 +433,7 @@ static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_
 		glance_end = glance_at + synth__rng_range(m->rng, 0.6, 1.0) * WALK_VMAX;
 	}
 	while (sd < len && !m->done) {
-		double seg_start = 0, acc = 0, d_corner = 1e9, vlim, la, want_pitch = WALK_PITCH;
+		double acc = 0, d_corner = 1e9, vlim, la, want_pitch = WALK_PITCH;
 		double px = m->x, py = m->y, lx = m->x, ly = m->y;
 		size_t k;
 
@@ -491,14 +491,13 @@ static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_
 		la = hypot(lx - px, ly - py);
 		if (la > 0.2)
 			want_yaw = atan2(ly - py, lx - px);
-		seg_start = sd;
-		if (glance_at >= 0 && seg_start >= glance_at && glance < 0 && glance_end > 0) {
+		if (glance_at >= 0 && sd >= glance_at && glance < 0 && glance_end > 0) {
 			glance = pick_look_target(m, 25, 70, want_yaw);
 			t_glance = frame_ns(m->frame);
 			if (glance < 0)
 				glance_end = -1;
 		}
-		if (glance >= 0 && seg_start < glance_end) {
+		if (glance >= 0 && sd < glance_end) {
 			double p[3];
 
 			work_point(m, glance, p);
@@ -514,7 +513,6 @@ static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_
 		if (attn >= 0 && t_attn < 0 && len - sd < 1.5)
 			t_attn = frame_ns(m->frame);
 		tick(m, want_yaw, want_pitch);
-		seg++;
 	}
 	if (glance >= 0)
 		push_attn(m, t_glance, frame_ns(m->frame), glance);
