@@ -686,6 +686,9 @@ static int finish_mc(struct build *b, struct truth *out)
 	{
 		cJSON *q = qc_options_to_json(o);
 
+		/* the store reads the answer-length z-score at the top level */
+		if (q)
+			cJSON_AddNumberToObject(q, "z", o->qc.z);
 		out->qc_json = q ? cJSON_PrintUnformatted(q) : NULL;
 		cJSON_Delete(q);
 	}
