@@ -13,12 +13,34 @@
 #include "registry.h"
 #include "scene.h"
 
-/* Cell memory and the skip mask, kept across calls. */
+/*
+ * The static layer: the static boxes rasterised once for a key (the
+ * excluded target, the boxes skipped, the bounds, the floor and the
+ * settings) and copied under the dynamic boxes at each call. Marking is a
+ * union (a blocked cell stays blocked, occupied wins over inflated), so two
+ * passes give the cells of one pass over all boxes. The clip sampler plans
+ * to one target at many times in a row, which keeps the key.
+ */
+struct occ_layer {
+	bool valid;
+	long target;            /* excluded static object, or -1 */
+	uint64_t skip_hash;     /* of the skipped box indices */
+	float lo[2], hi[2];     /* bounds */
+	int w, h;
+	float floor_z;
+	struct grid_params p;
+	uint8_t *cells;
+	size_t cap;
+};
+
+/* Cell memory, the masks and the static layer, kept across calls. */
 struct occ_cache {
 	uint8_t *cells;
 	size_t cap;
-	uint8_t *skip; /* one per object */
-	size_t nskip;
+	uint8_t *skip;   /* boxes holding the camera */
+	uint8_t *mask;   /* boxes left out of one pass */
+	size_t nskip;    /* capacity of skip and mask */
+	struct occ_layer layer;
 };
 
 static void occ_cache_free(void *p)
@@ -29,6 +51,8 @@ static void occ_cache_free(void *p)
 		return;
 	free(c->cells);
 	free(c->skip);
+	free(c->mask);
+	free(c->layer.cells);
 	free(c);
 }
 
@@ -61,13 +85,72 @@ const char *occupancy_cell_name(int v)
 	}
 }
 
+static bool is_dynamic(const struct recording *rec, size_t i)
+{
+	return rec->objects[i].motion == REC_DYNAMIC && rec->objects[i].pose_count > 0;
+}
+
+static int reserve_bytes(uint8_t **p, size_t *cap, size_t n)
+{
+	uint8_t *m;
+
+	if (n <= *cap)
+		return 0;
+	m = realloc(*p, n);
+	if (!m)
+		return ENG_ENOMEM;
+	*p = m;
+	*cap = n;
+	return 0;
+}
+
+/* Rasterises the static layer for this key unless it is already there. */
+static int static_layer(struct occ_cache *c, const struct recording *rec,
+			const struct obb *boxes, size_t n, long target, uint64_t skip_hash,
+			const float lo[2], const float hi[2], int w, int h, float floor_z,
+			const struct grid_params *p)
+{
+	struct occ_layer *l = &c->layer;
+	struct grid g;
+	size_t i;
+	int rc;
+
+	if (l->valid && l->target == target && l->skip_hash == skip_hash &&
+	    l->lo[0] == lo[0] && l->lo[1] == lo[1] && l->hi[0] == hi[0] && l->hi[1] == hi[1] &&
+	    l->w == w && l->h == h && l->floor_z == floor_z && !memcmp(&l->p, p, sizeof(*p)))
+		return 0;
+	l->valid = false;
+	rc = reserve_bytes(&l->cells, &l->cap, grid_cells_needed(w, h));
+	if (!rc)
+		rc = grid_init(&g, l->cells, w, h, lo[0], lo[1], p->cell_m);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++)
+		c->mask[i] = c->skip[i] || is_dynamic(rec, i) || (long)i == target;
+	rc = grid_rasterize(&g, boxes, n, p, floor_z, GRID_SKIP_NONE, c->mask);
+	if (rc)
+		return rc;
+	l->valid = true;
+	l->target = target;
+	l->skip_hash = skip_hash;
+	memcpy(l->lo, lo, sizeof(l->lo));
+	memcpy(l->hi, hi, sizeof(l->hi));
+	l->w = w;
+	l->h = h;
+	l->floor_z = floor_z;
+	l->p = *p;
+	return 0;
+}
+
 int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
 		    long target, const struct grid_params *p, struct occupancy *out)
 {
+	const struct recording *rec = tool_ctx_rec(ctx);
 	struct occ_cache *c;
 	struct scene *s;
 	const struct obb *boxes;
-	size_t n, i, need;
+	uint64_t skip_hash = 1469598103934665603ull;
+	size_t n, i;
 	float lo[2], hi[2];
 	int w, h, rc;
 
@@ -87,16 +170,22 @@ int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
 	n = scene_count(s);
 	boxes = scene_boxes(s);
 	if (c->nskip < n) {
-		uint8_t *m = realloc(c->skip, n);
+		uint8_t *m = realloc(c->skip, n), *k;
 
 		if (!m)
 			return ENG_ENOMEM;
 		c->skip = m;
+		k = realloc(c->mask, n);
+		if (!k)
+			return ENG_ENOMEM;
+		c->mask = k;
 		c->nskip = n;
 	}
 	for (i = 0; i < n; i++) {
 		c->skip[i] = obb_contains(&boxes[i], cam->t);
 		out->nskipped += c->skip[i];
+		if (c->skip[i])
+			skip_hash = (skip_hash ^ (uint64_t)i) * 1099511628211ull;
 	}
 	out->floor_z = grid_floor(boxes, n, cam->t[2], p);
 	rc = grid_scene_bounds(boxes, n, cam->t, p, lo, hi);
@@ -107,19 +196,18 @@ int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
 		return err_set(rc, "the scene spans %.1f x %.1f m, more than %d cells of %.2f m a side",
 			       (double)(hi[0] - lo[0]), (double)(hi[1] - lo[1]), GRID_MAX_DIM,
 			       (double)p->cell_m);
-	need = grid_cells_needed(w, h);
-	if (need > c->cap) {
-		uint8_t *m = realloc(c->cells, need);
-
-		if (!m)
-			return ENG_ENOMEM;
-		c->cells = m;
-		c->cap = need;
-	}
-	rc = grid_init(&out->grid, c->cells, w, h, lo[0], lo[1], p->cell_m);
+	rc = reserve_bytes(&c->cells, &c->cap, grid_cells_needed(w, h));
 	if (!rc)
-		rc = grid_rasterize(&out->grid, boxes, n, p, out->floor_z,
-				    target >= 0 ? (size_t)target : GRID_SKIP_NONE, c->skip);
+		rc = static_layer(c, rec, boxes, n, target >= 0 && !is_dynamic(rec, (size_t)target) ?
+				  target : -1, skip_hash, lo, hi, w, h, out->floor_z, p);
+	if (!rc)
+		rc = grid_init(&out->grid, c->cells, w, h, lo[0], lo[1], p->cell_m);
+	if (!rc) {
+		memcpy(c->cells, c->layer.cells, grid_cells_needed(w, h));
+		for (i = 0; i < n; i++)
+			c->mask[i] = c->skip[i] || !is_dynamic(rec, i) || (long)i == target;
+		rc = grid_rasterize(&out->grid, boxes, n, p, out->floor_z, GRID_SKIP_NONE, c->mask);
+	}
 	if (rc)
 		return err_set(rc, "cannot rasterise the boxes at %" PRId64 " ns", t);
 	out->t_ns = t;

@@ -258,6 +258,106 @@ static void test_occupancy_pgm(void **state)
 	recording_free(r);
 }
 
+/* The cells of build_occupancy at t, decoded from its RLE, into cells (w x h). */
+static void occ_cells(struct tool_ctx *ctx, int64_t t, const char *target, uint8_t *cells,
+		      int *w, int *h)
+{
+	char args[256];
+	cJSON *res, *run;
+	int i = 0;
+
+	snprintf(args, sizeof(args), "{\"t\":%lld,\"target\":%s%s%s,\"cell_m\":null,"
+		 "\"inflate_m\":null,\"rle\":true,\"pgm_path\":null}", (long long)t,
+		 target ? "\"" : "", target ? target : "null", target ? "\"" : "");
+	res = run_ok(ctx, "build_occupancy", args);
+	*w = (int)jnum(res, "grid.w");
+	*h = (int)jnum(res, "grid.h");
+	cJSON_ArrayForEach(run, jget(res, "rle")) {
+		int v = (int)cJSON_GetArrayItem(run, 0)->valuedouble;
+		int n = (int)cJSON_GetArrayItem(run, 1)->valuedouble;
+
+		memset(cells + i, v, (size_t)n);
+		i += n;
+	}
+	assert_int_equal(i, *w * *h);
+	cJSON_Delete(res);
+}
+
+/* One grid_rasterize() pass over every box at t, as DESIGN.md states the grid. */
+static void direct_cells(const struct recording *r, int64_t t, long target, uint8_t *cells,
+			 int *w, int *h)
+{
+	struct obb boxes[8];
+	uint8_t skip[8];
+	struct grid_params p;
+	struct grid g;
+	struct pose cam;
+	float lo[2], hi[2];
+	size_t i;
+
+	grid_defaults(&p);
+	assert_true(r->nobjects <= 8);
+	assert_int_equal(recording_camera_at(r, t, &cam), 0);
+	for (i = 0; i < r->nobjects; i++) {
+		recording_object_box_at(r, i, t, &boxes[i]);
+		skip[i] = obb_contains(&boxes[i], cam.t);
+	}
+	assert_int_equal(grid_scene_bounds(boxes, r->nobjects, cam.t, &p, lo, hi), 0);
+	assert_int_equal(grid_shape(lo, hi, p.cell_m, w, h), 0);
+	assert_int_equal(grid_init(&g, cells, *w, *h, lo[0], lo[1], p.cell_m), 0);
+	assert_int_equal(grid_rasterize(&g, boxes, r->nobjects, &p,
+					grid_floor(boxes, r->nobjects, cam.t[2], &p),
+					target >= 0 ? (size_t)target : GRID_SKIP_NONE, skip), 0);
+}
+
+static void test_occupancy_static_layer(void **state)
+{
+	static const char *const targets[] = { NULL, "table", "table", "cart", NULL, "lamp" };
+	struct recording *r = fx_new();
+	struct tool_ctx *ctx = NULL;
+	int64_t times[2] = { 0, 4 * FX_S };
+	vec3 pos[2] = { { 3.2f, 0.3f, 0.3f }, { 0.6f, 2.6f, 0.3f } };
+	uint8_t *a = malloc(100000), *b = malloc(100000);
+	size_t k, diff_t = 0;
+	int wa, ha, wb, hb;
+
+	(void)state;
+	/* the room of room() with a yawed lamp in the band and a cart rolling over 4 s */
+	{
+		vec3 p = { 1.03f, 1.02f, 1.6f };
+
+		fx_traj(r, 4 * FX_S, FX_S / 10, p, 0, 0);
+	}
+	fx_box(r, "table", 2.0f, 1.5f, 0.4f, 0.6f, 0.4f, 0.4f, 0);
+	fx_box(r, "lamp", 3.5f, 2.5f, 1.2f, 0.1f, 0.1f, 0.1f, 30);
+	fx_box(r, "room", 2.0f, 1.5f, 1.5f, 2.52f, 2.03f, 1.5f, 0);
+	fx_box(r, "cart", 0, 0, 0, 0.3f, 0.2f, 0.3f, 0);
+	fx_dynamic(r, 3, times, pos, 2);
+	assert_int_equal(fx_finish(r), 0);
+	assert_int_equal(tool_ctx_new(r, &ctx), 0);
+	/* calls that keep and change the cached static layer, at several times */
+	for (k = 0; k < 6 * 3; k++) {
+		const char *tg = targets[k % 6];
+		int64_t t = (int64_t)(k / 6) * 2 * FX_S;
+		long ti = tg ? recording_find_object(r, tg) : -1;
+
+		occ_cells(ctx, t, tg, a, &wa, &ha);
+		direct_cells(r, t, ti, b, &wb, &hb);
+		assert_int_equal(wa, wb);
+		assert_int_equal(ha, hb);
+		assert_memory_equal(a, b, (size_t)wa * (size_t)ha);
+		if (k == 0)
+			memcpy(b + 50000, a, (size_t)wa * (size_t)ha);
+		if (k == 12) /* the cart moved: the grid at 4 s differs from the one at 0 s */
+			diff_t = (size_t)memcmp(b + 50000, a, (size_t)wa * (size_t)ha);
+	}
+	assert_true(diff_t != 0);
+	free(a);
+	free(b);
+	tool_ctx_free(ctx);
+	recording_free(r);
+}
+
 /* ======================= Paths ======================= */
 
 /*
@@ -544,6 +644,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_occupancy_room),
 		cmocka_unit_test(test_occupancy_pgm),
+		cmocka_unit_test(test_occupancy_static_layer),
 		cmocka_unit_test(test_plan_path_around_wall),
 		cmocka_unit_test(test_plan_path_straight),
 		cmocka_unit_test(test_plan_path_unreachable_and_blocked),
