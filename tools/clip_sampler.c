@@ -732,7 +732,7 @@ static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, in
 
 /* ======================= Output ======================= */
 
-static cJSON *add_dir_fields(cJSON *o, const struct disc_params *dp, float yaw, float margin)
+static cJSON *add_dir_fields(cJSON *o, float yaw, float margin)
 {
 	if (!isfinite(yaw)) {
 		if (!cJSON_AddNullToObject(o, "yaw_deg") || !cJSON_AddNullToObject(o, "direction") ||
@@ -744,12 +744,11 @@ static cJSON *add_dir_fields(cJSON *o, const struct disc_params *dp, float yaw, 
 	    !cJSON_AddStringToObject(o, "direction", bev_dir_name(bev_dir_from_yaw(yaw))) ||
 	    !tool__add_num(o, "sector_margin_deg", margin, 2))
 		return NULL;
-	(void)dp;
 	return o;
 }
 
-static int add_why(cJSON *why, const struct recording *rec, const struct disc_params *dp,
-		   const struct clip_list *l, const struct cand *c)
+static int add_why(cJSON *why, const struct recording *rec, const struct clip_list *l,
+		   const struct cand *c)
 {
 	int i;
 
@@ -760,7 +759,7 @@ static int add_why(cJSON *why, const struct recording *rec, const struct disc_pa
 		    !cJSON_AddStringToObject(why, "at_t", visibility_reason_name(c->reason)) ||
 		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
 		    !tool__add_num(why, "bev_distance_m", c->bev_m, 3) ||
-		    !add_dir_fields(why, dp, c->yaw_deg, c->margin_deg))
+		    !add_dir_fields(why, c->yaw_deg, c->margin_deg))
 			return ENG_ENOMEM;
 		if (l->sub == SUB_HEAD_TURN)
 			return 0;
@@ -771,7 +770,7 @@ static int add_why(cJSON *why, const struct recording *rec, const struct disc_pa
 		for (i = 0; i < 2; i++) {
 			cJSON *leg = cJSON_AddObjectToObject(why, i ? "second_leg" : "first_leg");
 
-			if (!leg || !add_dir_fields(leg, dp, c->leg_yaw[i], c->leg_margin[i]))
+			if (!leg || !add_dir_fields(leg, c->leg_yaw[i], c->leg_margin[i]))
 				return ENG_ENOMEM;
 		}
 		return 0;
@@ -781,7 +780,7 @@ static int add_why(cJSON *why, const struct recording *rec, const struct disc_pa
 		    !tool__add_num(why, "fixation_ms", (double)(c->fix_end - c->event_t) / 1e6, 1) ||
 		    !tool__add_object_ref(why, "gaze_object_at_t", rec, c->gaze_obj) ||
 		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
-		    !add_dir_fields(why, dp, c->yaw_deg, c->margin_deg) ||
+		    !add_dir_fields(why, c->yaw_deg, c->margin_deg) ||
 		    !cJSON_AddNumberToObject(why, "references_visible", c->nrefs))
 			return ENG_ENOMEM;
 		return 0;
@@ -797,7 +796,7 @@ static int add_why(cJSON *why, const struct recording *rec, const struct disc_pa
 		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
 		    !tool__add_vec3(why, "local_m", c->local, 3) ||
 		    !tool__add_num(why, "dz_m", c->dz_m, 3) ||
-		    !add_dir_fields(why, dp, c->yaw_deg, c->margin_deg))
+		    !add_dir_fields(why, c->yaw_deg, c->margin_deg))
 			return ENG_ENOMEM;
 		return 0;
 	}
@@ -843,9 +842,8 @@ static const char *event_name(int sub, const struct cand *c)
 	}
 }
 
-static int add_cand(cJSON *arr, const struct recording *rec, const struct disc_params *dp,
-		    const struct clip_list *l, const struct cand *c, size_t rank,
-		    int frames)
+static int add_cand(cJSON *arr, const struct recording *rec, const struct clip_list *l,
+		    const struct cand *c, size_t rank, int frames)
 {
 	cJSON *o = cJSON_CreateObject(), *w, *f, *why;
 	int64_t start = c->T - l->window_ns;
@@ -878,7 +876,7 @@ static int add_cand(cJSON *arr, const struct recording *rec, const struct disc_p
 	why = cJSON_AddObjectToObject(o, "why");
 	if (!why)
 		return ENG_ENOMEM;
-	return add_why(why, rec, dp, l, c);
+	return add_why(why, rec, l, c);
 }
 
 static int parse_sub(const char *s)
@@ -894,7 +892,6 @@ static int parse_sub(const char *s)
 int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
-	const struct disc_params *dp = tool_ctx_disc(ctx);
 	int sub = parse_sub(tool__str(args, "subtask"));
 	const char *ms = tool__str(args, "metric");
 	int metric = !ms ? METRIC_NONE : !strcmp(ms, "approx") ? METRIC_APPROX : METRIC_RELATIVE;
@@ -945,7 +942,7 @@ int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	if (!arr)
 		return ENG_ENOMEM;
 	for (i = index; i < l->norder && i < index + count; i++) {
-		rc = add_cand(arr, rec, dp, l, &l->v[l->order[i]], i, frames);
+		rc = add_cand(arr, rec, l, &l->v[l->order[i]], i, frames);
 		if (rc)
 			return rc;
 	}

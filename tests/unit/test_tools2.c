@@ -445,6 +445,14 @@ static void test_plan_path_around_wall(void **state)
 	below = hypot(1.47, 0.85) + hypot(1.53, 0.85);
 	assert_true(len >= below - 0.15);
 	assert_true(len <= below * 1.083 + 0.3);
+	/*
+	 * By cells (centres at x = -0.42 + 0.1 k, y = -0.93 + 0.1 j): columns
+	 * 17..22 are inflated along the wall, row 3 is blocked at k = 17..21
+	 * and row 2 at k = 19, 20 (0.25 m exactly below the wall end), so the
+	 * no-corner-cutting rule sends the path through row 1: from (4, 10)
+	 * to (34, 10) it takes 12 straight and 18 diagonal moves.
+	 */
+	assert_float_equal(len, (12 + 18 * sqrt(2)) * 0.1, 1e-3);
 	/* the goal is the bin's own cell: the target is not an obstacle */
 	assert_true(jnum(res, "goal.offset_to_target_m") <= 0.0711); /* half a cell diagonal */
 
