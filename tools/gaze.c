@@ -168,12 +168,11 @@ static int add_fixation(cJSON *arr, const struct recording *rec,
 			const struct gaze_fixation *f)
 {
 	cJSON *o = cJSON_CreateObject();
-	vec3 dir;
+	vec3 dir = { f->fx.dir[0], f->fx.dir[1], f->fx.dir[2] };
 
 	if (!o)
 		return ENG_ENOMEM;
 	cJSON_AddItemToArray(arr, o);
-	memcpy(dir, f->fx.dir, sizeof(dir));
 	if (!tool__add_time(o, "start_ns", f->fx.t_start_ns) ||
 	    !tool__add_time(o, "end_ns", f->fx.t_end_ns) ||
 	    !tool__add_num(o, "duration_ms", (double)f->fx.duration_ns / 1e6, 1) ||

@@ -154,7 +154,7 @@ int path_plan(struct tool_ctx *ctx, int64_t t, const struct pose *cam, float hea
 	rc = astar_search(c->ws, out->sx, out->sy, out->gx, out->gy, &cost);
 	if (rc)
 		return err_set(rc, "A* found no path to a cell the flood reached");
-	out->length_m = cost * g->cell;
+	out->length_m = cost * (double)g->cell;
 	out->expanded = astar_expanded(c->ws);
 	astar_path(c->ws, NULL, 0, &n);
 	rc = reserve((void **)&c->cells, &c->cap, n, sizeof(*c->cells));
@@ -244,7 +244,7 @@ static int add_legs(cJSON *result, const struct path_plan *p, const struct disc_
 		cJSON_AddItemToArray(arr, o);
 		if (add_xy(o, "start", l->x0, l->y0) || add_xy(o, "end", l->x1, l->y1) ||
 		    !tool__add_num(o, "length_m", l->length_m, 3) ||
-		    !tool__add_num(o, "heading_deg", bev_wrap_deg((float)(l->heading * RAD2DEG)), 2) ||
+		    !tool__add_num(o, "heading_deg", bev_wrap_deg((float)((double)l->heading * RAD2DEG)), 2) ||
 		    !tool__add_num(o, "yaw_deg", l->yaw_deg, 2) ||
 		    !cJSON_AddStringToObject(o, "direction", bev_dir_name(l->dir)) ||
 		    !cJSON_AddStringToObject(o, "letter", letter) ||
@@ -320,7 +320,7 @@ int tool_plan_path(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	c = cJSON_AddObjectToObject(result, "camera");
 	if (!c ||
 	    !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)(heading * RAD2DEG)), 2) ||
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * RAD2DEG)), 2) ||
 	    add_xy(c, "cell", (float)p.occ.cam_cx, (float)p.occ.cam_cy) ||
 	    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
 		    g->cells[(size_t)p.occ.cam_cy * (size_t)g->w + (size_t)p.occ.cam_cx])))

@@ -49,7 +49,7 @@ static void copy3(const float *a, float *b)
  */
 static bool box_holds(const struct obb *b, const vec3 p)
 {
-	struct ray r;
+	struct ray r = { { 0 }, { 0 } };
 	float t;
 
 	copy3(p, r.o);
@@ -63,7 +63,7 @@ static bool group_holds(const struct group *g, const vec3 p, int32_t ignore)
 	size_t j;
 
 	if (g->bvh) {
-		struct ray r;
+		struct ray r = { { 0 }, { 0 } };
 
 		copy3(p, r.o);
 		copy3(point_dir, r.d);
@@ -149,7 +149,7 @@ static int find_enclosures(struct scene *s, const size_t *stat, size_t ns)
 		goto out;
 	for (t = t0;; t += SCENE_STEP_NS) {
 		struct pose cam;
-		struct ray r;
+		struct ray r = { { 0 }, { 0 } };
 
 		if (t > t1)
 			t = t1;
@@ -165,7 +165,7 @@ static int find_enclosures(struct scene *s, const size_t *stat, size_t ns)
 			break;
 	}
 	for (i = 0; i < s->n; i++) {
-		struct ray r;
+		struct ray r = { { 0 }, { 0 } };
 
 		glm_vec3_copy(s->boxes[i].c, r.o);
 		copy3(point_dir, r.d);

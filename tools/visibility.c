@@ -47,17 +47,17 @@ int visibility_view_at(struct scene *s, const struct recording *rec, int64_t t,
 static bool project(const struct rec_camera *c, const vec3 p, float *u, float *v)
 {
 	if (c->model == REC_CAM_FISHEYE) {
-		double rho = hypot(p[0], p[1]);
-		double theta = atan2(rho, p[2]);
+		double rho = hypot((double)p[0], (double)p[1]);
+		double theta = atan2(rho, (double)p[2]);
 
 		if (rho > 0) {
-			*u = (float)(c->cx + c->fx * theta * p[0] / rho);
-			*v = (float)(c->cy + c->fy * theta * p[1] / rho);
+			*u = (float)((double)c->cx + (double)c->fx * theta * (double)p[0] / rho);
+			*v = (float)((double)c->cy + (double)c->fy * theta * (double)p[1] / rho);
 		} else {
 			*u = c->cx;
 			*v = c->cy;
 		}
-		if (theta > 0.5 * c->fov_deg * DEG2RAD)
+		if (theta > 0.5 * (double)c->fov_deg * DEG2RAD)
 			return false;
 	} else {
 		*u = c->fx * p[0] / p[2] + c->cx;
@@ -70,7 +70,7 @@ enum visibility_reason visibility_test(const struct scene *s,
 				       const struct visibility_view *v, size_t obj,
 				       bool want_occluder, struct visibility_info *out)
 {
-	struct visibility_info tmp;
+	struct visibility_info tmp = { 0 };
 	struct visibility_info *info = out ? out : &tmp;
 	const float *c = scene_box(s, obj)->c;
 	const float *o = v->T_world_cam.t;
@@ -345,7 +345,7 @@ int tool_visible_objects(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	c = cJSON_AddObjectToObject(result, "camera");
 	if (!c ||
 	    !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)(heading * RAD2DEG)), 2) ||
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * RAD2DEG)), 2) ||
 	    !cJSON_AddStringToObject(c, "model", rec->camera.model == REC_CAM_FISHEYE ?
 				     "fisheye" : "pinhole") ||
 	    !tool__add_num(result, "max_range_m", range, 3) ||
