@@ -470,7 +470,8 @@ struct exporter {
 	cJSON *manifest;     /* built as we go */
 	cJSON *groups;       /* manifest counts.groups */
 	cJSON *skipped;      /* manifest counts.skipped */
-	cJSON *options;      /* manifest config.options */
+	cJSON *options;      /* manifest config.options (MC option counts) */
+	cJSON *cands;        /* manifest config.chain_candidates */
 	cJSON *recordings;   /* manifest frames.recordings */
 	int oom;
 	struct video_cache vc;
@@ -1215,7 +1216,7 @@ static int write_item(struct exporter *x, const struct item *it)
 	x->n++;
 	count(x, x->groups, it->group);
 	snprintf(key, sizeof(key), "%d", it->nopt);
-	count(x, x->options, key);
+	count(x, it->chain ? x->cands : x->options, key);
 out:
 	cJSON_free(s);
 	cJSON_Delete(r);
@@ -1469,6 +1470,8 @@ static int write_manifest(struct exporter *x)
 	c = j_add(oom, m, "config", cJSON_CreateObject());
 	j_add(oom, c, "options", x->options);
 	x->options = NULL;
+	j_add(oom, c, "chain_candidates", x->cands);
+	x->cands = NULL;
 	j_str(oom, c, "image_base_dir", ".");
 	j_str(oom, c, "mc_instruction", EXPORT_MC_INSTRUCTION);
 	fr = j_add(oom, m, "frames", cJSON_CreateObject());
@@ -1573,9 +1576,10 @@ int export_run(struct store *st, const struct export_params *p,
 	x->groups = cJSON_CreateObject();
 	x->skipped = cJSON_CreateObject();
 	x->options = cJSON_CreateObject();
+	x->cands = cJSON_CreateObject();
 	x->recordings = cJSON_CreateObject();
 	if (!x->dir || !x->manifest || !x->groups || !x->skipped || !x->options ||
-	    !x->recordings) {
+	    !x->cands || !x->recordings) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -1628,6 +1632,7 @@ out:
 	cJSON_Delete(x->groups);
 	cJSON_Delete(x->skipped);
 	cJSON_Delete(x->options);
+	cJSON_Delete(x->cands);
 	cJSON_Delete(x->recordings);
 	buf_release(&x->line);
 	free(x);
