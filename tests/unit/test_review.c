@@ -161,6 +161,7 @@ static int put_qa(struct store *st, const char *id, const char *rec, const char 
 		  const char *trace, const char *qc)
 {
 	struct store_qa q;
+	char frames[256];
 
 	memset(&q, 0, sizeof(q));
 	q.id = id;
@@ -171,8 +172,12 @@ static int put_qa(struct store *st, const char *id, const char *rec, const char 
 	q.t_ns = (int64_t)(t_s * 1e9);
 	q.clip_start_ns = q.t_ns - 8000000000LL;
 	q.clip_end_ns = q.t_ns;
-	q.frames_json = "[2000000000,3142857142,4285714285,5428571428,6571428571,"
-			"7714285714,8857142857,10000000000]";
+	snprintf(frames, sizeof(frames), "[%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld]",
+		 (long long)(q.t_ns - 8000000000LL), (long long)(q.t_ns - 6857142857LL),
+		 (long long)(q.t_ns - 5714285714LL), (long long)(q.t_ns - 4571428571LL),
+		 (long long)(q.t_ns - 3428571428LL), (long long)(q.t_ns - 2285714285LL),
+		 (long long)(q.t_ns - 1142857142LL), (long long)q.t_ns);
+	q.frames_json = frames;
 	q.target = target;
 	q.question = question;
 	q.options_json = options;
