@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `proxima astar --map FILE.map --scen FILE.scen`: runs A* on every
+ * `proxima tool astar --map FILE.map --scen FILE.scen`: runs A* on every
  * problem of a Moving AI scenario file and compares the path lengths with
  * the file's optimal lengths (later `proxima tool astar`).
  */
@@ -22,7 +22,7 @@
 static void astar_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: proxima astar --map FILE.map --scen FILE.scen [--pgm FILE] [--quiet]\n"
+		"usage: proxima tool astar --map FILE.map --scen FILE.scen [--pgm FILE] [--quiet]\n"
 		"\n"
 		"Runs 8-connected A* (no corner cutting) on every scenario of a\n"
 		"Moving AI benchmark and prints 'id expected computed' per scenario\n"

@@ -21,7 +21,6 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "export reviewed QAs (EgoProx, JSONL, lmms-eval, ...)" },
 	{ "eval", cmd_eval, "score model answers (EgoProx metrics)" },
 	{ "tool", cmd_tool, "run a native 3D tool" },
-	{ "astar", cmd_tool_astar, "run A* on Moving AI benchmark files" },
 };
 
 int cmd_wants_help(int argc, char **argv)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Occupancy grids as PGM images (used by build_occupancy and proxima astar). */
+/* Occupancy grids as PGM images (used by build_occupancy and proxima tool astar). */
 #include "gridio.h"
 
 #include <errno.h>
