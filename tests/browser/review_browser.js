@@ -4,7 +4,9 @@
 // names holding <script> show as text and run nothing, answers one item
 // blind, rejects one with a typed reason, opens the statistics.
 //
-// usage: node review_browser.js URL
+// usage: node review_browser.js URL [--video]
+// With --video the fixture's rec_video holds a real 12 s clip, and the
+// page must seek it to the clip start and stop at the clip end.
 // Prints "ok - NAME" / "not ok - NAME" lines and "approved=ID",
 // "answered=ID:INDEX", "rejected=ID" for tests/cli/test_browser.sh, which
 // then checks the database.
@@ -140,7 +142,31 @@ async function main() {
 		check(true, 'r asks a reason and rejects');
 		console.log('rejected=' + Q_GAZE);
 
-		/* 6. the statistics view */
+		/* 6. a real video: seeks to the clip start (1 s) and stops at its end (9 s) */
+		if (process.argv.indexOf('--video') >= 0) {
+			await page.evaluate(function (id) { location.hash = '#qa=' + id; }, Q_HEAD);
+			await itemShown(page, Q_HEAD, false);
+			await page.waitForFunction(function () {
+				const v = document.querySelector('#clip-media video');
+
+				return v && v.readyState >= 1 && !v.seeking && Math.abs(v.currentTime - 1) < 0.05;
+			}, null, WAIT).then(function () { check(true, 'video: seeks to the clip start'); },
+				function () { check(false, 'video: seeks to the clip start'); });
+			await page.evaluate(function () {
+				const v = document.querySelector('#clip-media video');
+
+				v.currentTime = 8.6;
+				return v.play();
+			});
+			await page.waitForFunction(function () {
+				const v = document.querySelector('#clip-media video');
+
+				return v.paused && Math.abs(v.currentTime - 9) < 0.05;
+			}, null, WAIT).then(function () { check(true, 'video: stops at the clip end'); },
+				function () { check(false, 'video: stops at the clip end'); });
+		}
+
+		/* 7. the statistics view */
 		await page.keyboard.press('s');
 		await page.waitForSelector('#stats-body table', WAIT);
 		const stats = await page.textContent('#stats-body');
@@ -149,7 +175,7 @@ async function main() {
 		await page.keyboard.press('s');
 		await page.waitForSelector('#review-view:not([hidden])', WAIT);
 
-		/* 7. help opens with ? */
+		/* 8. help opens with ? */
 		await page.keyboard.press('?');
 		await page.waitForSelector('#help:not([hidden])', WAIT);
 		await page.keyboard.press('Escape');
