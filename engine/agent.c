@@ -310,7 +310,7 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 	cJSON *trace = NULL, *doc = NULL;
 	const char *summary = NULL;
 	char *sys = NULL, *task = NULL, path[128], num[4][32];
-	int rc, turn, submits = 0;
+	int rc, turn, submits = 0, rejected = 0;
 	double t;
 
 	memset(out, 0, sizeof(*out));
@@ -402,7 +402,13 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 			cJSON_AddItemToArray(trace, tm);
 		}
 		if (!am->n_tool_calls && am->content && strstr(am->content, "GIVE UP")) {
-			set_reason(out, AGENT_DROP, "no_clip", "%s", am->content);
+			/*
+			 * After a rejected submit_qa the rejection says why the
+			 * candidate is dropped: "no_clip" would tell the
+			 * orchestrator that the sampler ran out of candidates.
+			 */
+			if (!rejected)
+				set_reason(out, AGENT_DROP, "no_clip", "%s", am->content);
 			break;
 		}
 		if (!am->n_tool_calls) {
@@ -486,6 +492,7 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 					} else if (rc == ENG_EINVAL) {
 						cJSON *e = cJSON_CreateObject();
 
+						rejected = 1;
 						set_reason(out, AGENT_DROP, code[0] ? code : "rejected", "%s",
 							   err_msg());
 						{
