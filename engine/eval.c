@@ -861,7 +861,7 @@ static const char *mc_prompt_text(const cJSON *o)
 {
 	const cJSON *turn, *part;
 
-	cJSON_ArrayForEach(turn, cJSON_GetObjectItemCaseSensitive(o, "data"))
+	cJSON_ArrayForEach(turn, cJSON_GetObjectItemCaseSensitive(o, "data")) {
 		cJSON_ArrayForEach(part, cJSON_GetObjectItemCaseSensitive(turn, "content")) {
 			const char *t = cJSON_GetStringValue(
 				cJSON_GetObjectItemCaseSensitive(part, "type"));
@@ -870,6 +870,7 @@ static const char *mc_prompt_text(const cJSON *o)
 				return cJSON_GetStringValue(
 					cJSON_GetObjectItemCaseSensitive(part, "text"));
 		}
+	}
 	return NULL;
 }
 
