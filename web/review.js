@@ -560,14 +560,17 @@
 			}
 			seq.forEach(function (a, k) {
 				const gnode = svg('g', {});
+				const cand = Array.isArray(item.options) ? item.options.indexOf(a.description) : -1;
 
+				/* the node shows the candidate's number in the question when it is one */
 				gnode.appendChild(svg('circle', { cx: X(a.location[0]), cy: Y(a.location[1]), r: 8, 'class': 'bev-chain-node' }));
-				gnode.appendChild(svgText(X(a.location[0]), Y(a.location[1]) + 3.5, k + 1, 'bev-chain-num', 'middle'));
-				svgTitle(gnode, (k + 1) + '. ' + (a.description || a.verb || 'action') +
-					(a.object && a.object.name ? ' (' + a.object.name + ')' : ''));
+				gnode.appendChild(svgText(X(a.location[0]), Y(a.location[1]) + 3.5, cand >= 0 ? cand + 1 : '?',
+					'bev-chain-num', 'middle'));
+				svgTitle(gnode, 'step ' + (k + 1) + (cand >= 0 ? ', candidate ' + (cand + 1) : '') + ': ' +
+					(a.description || a.verb || 'action') + (a.object && a.object.name ? ' (' + a.object.name + ')' : ''));
 				plot.appendChild(gnode);
 			});
-			shown.push('teal: the next actions in order, with edge letters');
+			shown.push('teal: the next actions in order (numbered as candidates), with edge letters');
 		}
 		if (s.ref) {
 			plot.appendChild(svgTitle(svg('rect', { x: X(s.ref.p[0]) - 5, y: Y(s.ref.p[1]) - 5, width: 10, height: 10,
@@ -672,7 +675,9 @@
 		clear(opts);
 		opts.classList.toggle('blind', hideKey);
 		(Array.isArray(item.options) ? item.options : []).forEach(function (o, k) {
-			const li = el('li', null, el('span', 'letter', LETTERS[k] || '?'), el('span', 'text', String(o)));
+			/* chains: candidates are numbered, as in the question (letters are edge directions) */
+			const mark = isChainLike(item) ? String(k + 1) + '.' : LETTERS[k] || '?';
+			const li = el('li', null, el('span', 'letter', mark), el('span', 'text', String(o)));
 
 			li.dataset.index = String(k);
 			if (!hideKey && item.answer_index === k)
