@@ -84,7 +84,7 @@ check:
 	@$(MAKE) --no-print-directory BUILD=build-check OPT="-O1 -g $(SANFLAGS)" \
 		LDFLAGS="$(SANFLAGS)" test
 
-bench: deps $(BUILD)/proxima $(BENCH_BIN)
+bench: deps $(BUILD)/proxima $(BENCH_BIN) $(STUB_BIN)
 	@BUILD=$(BUILD) sh bench/run.sh
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libproxima.a

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proxima generate end to end. (a) The local brain on the bundled example
+ * (examples/kitchen-10min, or a 10-minute synthetic kitchen when it is
+ * missing), --jobs 2: QAs per second over the whole command and the share
+ * of time per stage; target 200 QA/s on 2 cores. (b) The openai brain
+ * against the loopback stub (build/tests/llm_stub) answering each request
+ * after 200 ms, sessions of three turns (sample_clips, spatial_relation,
+ * submit_qa): --jobs 16 against 16 times --jobs 1; target 80%.
+ *
+ * usage: bench_generate [RECORDING]
+ * Environment: BUILD (default build), BENCH_WORK (default $BUILD/bench/work).
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "recording.h"
+#include "registry.h"
+#include "synth.h"
+
+#define LOCAL_TARGET 200.0
+#define OPENAI_LATENCY_MS 200
+#define JOBS_WIDE 16
+
+static char build[256], work[512], proxima[512], stub_bin[512];
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/*
+ * Runs argv with stdout into out (NUL-terminated, cut at size) and stderr
+ * to /dev/null. Returns the exit status (-1 when it did not exit), and the
+ * wall time in *secs.
+ */
+static int run(char *const argv[], char *out, size_t size, double *secs)
+{
+	int fds[2], st = 0;
+	size_t len = 0;
+	double t0 = now_s();
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		FILE *null = freopen("/dev/null", "w", stderr);
+
+		(void)null;
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t n = read(fds[0], out + len, size - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == size - 1)
+			break;
+	}
+	out[len] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	*secs = now_s() - t0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A fresh store path in the work folder (old files removed). */
+static void fresh_db(char *path, size_t size, const char *name)
+{
+	static const char *const ext[] = { "", "-wal", "-shm" };
+	char p[600];
+	size_t i;
+
+	snprintf(path, size, "%s/%s", work, name);
+	for (i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s%s", path, ext[i]);
+		unlink(p);
+	}
+}
+
+/* The figures of the summary `proxima generate` prints. */
+struct summary {
+	long sessions, qas;
+	double secs;                        /* the run's own time (after loading) */
+	int brain, tools, truth, store;     /* time shares, % */
+};
+
+static int parse_summary(const char *out, struct summary *s)
+{
+	const char *t;
+
+	memset(s, 0, sizeof(*s));
+	t = strstr(out, "run ");
+	if (!t || sscanf(t, "run %*d: %ld sessions, %ld QAs", &s->sessions, &s->qas) != 2)
+		return -1;
+	t = strstr(t, "failed, ");
+	if (!t || sscanf(t, "failed, %lf s", &s->secs) != 1)
+		return -1;
+	t = strstr(out, "time: brain ");
+	if (t)
+		sscanf(t, "time: brain %d%%, tools %d%%, truth+qc %d%%, store %d%%", &s->brain,
+		       &s->tools, &s->truth, &s->store);
+	return 0;
+}
+
+/* ======================= (a) local brain ======================= */
+
+static int bench_local(const char *rec)
+{
+	double best = 0, secs;
+	struct summary s, bs = { 0 };
+	char db[600], out[16384];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char *argv[] = { proxima, (char *)(uintptr_t)"generate", (char *)(uintptr_t)rec,
+				 (char *)(uintptr_t)"--db", db, (char *)(uintptr_t)"--jobs",
+				 (char *)(uintptr_t)"2", (char *)(uintptr_t)"--quiet", NULL };
+		double rate;
+
+		fresh_db(db, sizeof(db), "generate_local.db");
+		if (run(argv, out, sizeof(out), &secs) || parse_summary(out, &s)) {
+			printf("generate local: n/a (proxima generate failed)\n%s", out);
+			return 1;
+		}
+		rate = (double)s.qas / secs;
+		printf("  local run %d: %ld QAs, %ld sessions in %.2f s (generation %.1f s), "
+		       "%.0f QA/s; brain %d%%, tools %d%%, truth+qc %d%%, store %d%%\n",
+		       i + 1, s.qas, s.sessions, secs, s.secs, rate, s.brain, s.tools, s.truth,
+		       s.store);
+		if (rate > best) {
+			best = rate;
+			bs = s;
+		}
+	}
+	printf("generate local: ours %.0f QA/s, target %.0f, ratio %.2f\n", best, LOCAL_TARGET,
+	       best / LOCAL_TARGET);
+	printf("generate local stages: brain %d%%, tools %d%%, truth+qc %d%%, store %d%% "
+	       "(%ld QAs, %ld sessions, whole command, --jobs 2, best of 3)\n",
+	       bs.brain, bs.tools, bs.truth, bs.store, bs.qas, bs.sessions);
+	return 0;
+}
+
+/* ======================= (b) openai brain against the stub ======================= */
+
+/* One clip of intention.head_turn/approx: the stub's scripted session. */
+static int write_script(const char *rec_dir, const char *path)
+{
+	struct recording *rec = NULL;
+	struct tool_ctx *ctx = NULL;
+	cJSON *res = NULL, *script = NULL, *loop, *call;
+	const cJSON *cand, *tv, *tg;
+	char args[512], *text = NULL;
+	long long t;
+	const char *target;
+	FILE *f = NULL;
+	int rc;
+
+	rc = recording_load(rec_dir, REC_LAYOUT_AUTO, &rec);
+	if (!rc)
+		rc = tool_ctx_new(rec, &ctx);
+	if (!rc)
+		rc = tool_call(ctx, "sample_clips",
+			       "{\"subtask\":\"intention.head_turn\",\"metric\":\"approx\",\"index\":0,"
+			       "\"count\":1,\"seed\":1,\"target\":null,\"t0\":null,\"t1\":null,"
+			       "\"frames\":null,\"window_s\":null,\"k\":null}", &res);
+	if (rc)
+		goto out;
+	cand = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "candidates"), 0);
+	tv = cJSON_GetObjectItemCaseSensitive(cand, "t_ns");
+	tg = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cand, "target"), "id");
+	if (!cand || !(cJSON_IsRaw(tv) || cJSON_IsNumber(tv)) || !cJSON_IsString(tg)) {
+		rc = -1;
+		goto out;
+	}
+	t = cJSON_IsRaw(tv) ? strtoll(tv->valuestring, NULL, 10) : (long long)llround(tv->valuedouble);
+	target = tg->valuestring;
+	script = cJSON_CreateObject();
+	loop = cJSON_AddArrayToObject(script, "loop");
+	/* replies by turn: every session walks the same three */
+	call = cJSON_Parse("{\"tool_calls\":[{\"name\":\"sample_clips\",\"arguments\":{"
+			   "\"subtask\":\"intention.head_turn\",\"metric\":\"approx\",\"index\":0,"
+			   "\"count\":1,\"seed\":1,\"target\":null,\"t0\":null,\"t1\":null,"
+			   "\"frames\":null,\"window_s\":null,\"k\":null}}]}");
+	cJSON_AddItemToArray(loop, call);
+	snprintf(args, sizeof(args),
+		 "{\"tool_calls\":[{\"name\":\"spatial_relation\",\"arguments\":{\"t\":%lld,"
+		 "\"point\":null,\"object\":\"%s\",\"t2\":null,\"reference\":null}}]}", t, target);
+	cJSON_AddItemToArray(loop, cJSON_Parse(args));
+	snprintf(args, sizeof(args),
+		 "{\"tool_calls\":[{\"name\":\"submit_qa\",\"arguments\":{"
+		 "\"subtask\":\"intention.head_turn\",\"metric\":\"approx\",\"t_ns\":%lld,"
+		 "\"target\":\"%s\",\"event_ns\":0,\"reference\":\"\",\"actions\":[],"
+		 "\"question\":\"Where should the person turn the head to see it again?\","
+		 "\"answer\":\"\",\"distractors\":[]}}]}", t, target);
+	cJSON_AddItemToArray(loop, cJSON_Parse(args));
+	text = cJSON_Print(script);
+	f = fopen(path, "w");
+	if (!text || !f || fputs(text, f) < 0)
+		rc = -1;
+out:
+	if (f && fclose(f))
+		rc = -1;
+	free(text);
+	cJSON_Delete(script);
+	cJSON_Delete(res);
+	tool_ctx_free(ctx);
+	recording_free(rec);
+	return rc;
+}
+
+/* Starts the stub; returns its pid and writes its base URL, or -1. */
+static pid_t stub_start(const char *script, char *url, size_t size)
+{
+	char latency[16], line[64];
+	int fds[2], port = 0;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(latency, sizeof(latency), "%d", OPENAI_LATENCY_MS);
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char *argv[] = { stub_bin, (char *)(uintptr_t)"--script", (char *)(uintptr_t)script,
+				 (char *)(uintptr_t)"--latency-ms", latency,
+				 (char *)(uintptr_t)"--timeout-s", (char *)(uintptr_t)"120", NULL };
+
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execv(stub_bin, argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) || sscanf(line, "port %d", &port) != 1) {
+		if (f)
+			fclose(f);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	fclose(f);
+	snprintf(url, size, "http://127.0.0.1:%d/v1", port);
+	return pid;
+}
+
+/* Sessions per second of one openai run with `jobs` workers and `sessions` sessions. */
+static int openai_run(const char *rec, const char *url, int jobs, int sessions, double *rate,
+		      struct summary *s)
+{
+	char db[600], out[16384], j[16], n[16];
+	char *argv[] = { proxima, (char *)(uintptr_t)"generate", (char *)(uintptr_t)rec,
+			 (char *)(uintptr_t)"--db", db, (char *)(uintptr_t)"--jobs", j,
+			 (char *)(uintptr_t)"--tasks", (char *)(uintptr_t)"intention.head_turn/approx",
+			 (char *)(uintptr_t)"--per-task", (char *)(uintptr_t)"100000",
+			 (char *)(uintptr_t)"--max-sessions", n,
+			 (char *)(uintptr_t)"--brain", (char *)(uintptr_t)"openai",
+			 (char *)(uintptr_t)"--base-url", (char *)(uintptr_t)url,
+			 (char *)(uintptr_t)"--model", (char *)(uintptr_t)"stub-model",
+			 (char *)(uintptr_t)"--profile", (char *)(uintptr_t)"openai",
+			 (char *)(uintptr_t)"--quiet", NULL };
+	double secs;
+
+	snprintf(j, sizeof(j), "%d", jobs);
+	snprintf(n, sizeof(n), "%d", sessions);
+	fresh_db(db, sizeof(db), "generate_openai.db");
+	if (run(argv, out, sizeof(out), &secs) || parse_summary(out, s) || s->sessions != sessions) {
+		printf("%s", out);
+		return -1;
+	}
+	*rate = (double)s->sessions / secs;
+	printf("  openai --jobs %d: %ld sessions (%ld QA) in %.2f s, %.2f sessions/s; "
+	       "brain %d%%, tools %d%%, truth+qc %d%%, store %d%%\n", jobs, s->sessions, s->qas,
+	       secs, *rate, s->brain, s->tools, s->truth, s->store);
+	return 0;
+}
+
+static int bench_openai(const char *rec)
+{
+	char script[600], url[64];
+	double r1, r16;
+	struct summary s;
+	pid_t pid;
+	int rc;
+
+	if (access(stub_bin, X_OK)) {
+		printf("generate openai jobs16: n/a (%s missing: make %s)\n", stub_bin, stub_bin);
+		return 0;
+	}
+	snprintf(script, sizeof(script), "%s/generate_stub.json", work);
+	if (write_script(rec, script)) {
+		printf("generate openai jobs16: n/a (no head-turn clip: %s)\n", err_msg());
+		return 1;
+	}
+	pid = stub_start(script, url, sizeof(url));
+	if (pid < 0) {
+		printf("generate openai jobs16: n/a (the stub did not start)\n");
+		return 1;
+	}
+	/* 3 turns of 200 ms per session: about 5 s each */
+	rc = openai_run(rec, url, 1, 8, &r1, &s);
+	if (!rc)
+		rc = openai_run(rec, url, JOBS_WIDE, 8 * JOBS_WIDE, &r16, &s);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	if (rc) {
+		printf("generate openai jobs16: n/a (proxima generate failed)\n");
+		return 1;
+	}
+	printf("generate openai jobs16: ours %.2f sessions/s, ideal %.2f (16 x jobs1), ratio %.2f\n",
+	       r16, JOBS_WIDE * r1, r16 / (JOBS_WIDE * r1));
+	printf("generate openai: target ratio 0.80; a session is 3 replies of %d ms "
+	       "(ideal jobs1 %.2f sessions/s)\n", OPENAI_LATENCY_MS, 1000.0 / (3 * OPENAI_LATENCY_MS));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *b = getenv("BUILD"), *w = getenv("BENCH_WORK");
+	char rec[600];
+	struct stat st;
+	int rc = 0;
+
+	snprintf(build, sizeof(build), "%s", b && *b ? b : "build");
+	if (w && *w)
+		snprintf(work, sizeof(work), "%s", w);
+	else
+		snprintf(work, sizeof(work), "%s/bench/work", build);
+	mkdir(work, 0777);
+	snprintf(proxima, sizeof(proxima), "%s/proxima", build);
+	snprintf(stub_bin, sizeof(stub_bin), "%s/tests/llm_stub", build);
+	if (argc > 1) {
+		snprintf(rec, sizeof(rec), "%s", argv[1]);
+	} else if (!stat("examples/kitchen-10min/recording.json", &st)) {
+		snprintf(rec, sizeof(rec), "examples/kitchen-10min");
+	} else {
+		struct synth_params p = { SYNTH_KITCHEN, 10.0, 1 };
+		struct synth_recording *s = NULL;
+
+		snprintf(rec, sizeof(rec), "%s/kitchen-10min", work);
+		if (stat(rec, &st) && (synth_generate(&p, &s) || synth_write(s, rec, 0))) {
+			printf("generate: n/a (cannot write a synthetic recording: %s)\n", err_msg());
+			synth_free(s);
+			return 1;
+		}
+		synth_free(s);
+	}
+	printf("generate: recording %s\n", rec);
+	rc |= bench_local(rec);
+	rc |= bench_openai(rec);
+	return rc;
+}
