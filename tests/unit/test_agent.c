@@ -229,6 +229,7 @@ struct cand {
 	const char *subtask, *metric;
 	int index;                 /* candidate index of the sampler (and the session) */
 	int64_t t, event;          /* T and the sampler's event time */
+	int64_t event_said;        /* the event time the scripted brain submits */
 	char target[128];
 	struct agent_result local; /* the local brain's QA for this index */
 	char key[256];             /* the local QA's correct option */
@@ -315,6 +316,7 @@ static void find_cand(const char *subtask, const char *metric, int from, struct 
 		c->index = i;
 		c->t = num64(jget(cd, "t_ns"));
 		c->event = num64(jget(cd, "event_t_ns"));
+		c->event_said = c->event;
 		tg = jget(jget(cd, "target"), "id");
 		assert_true(cJSON_IsString(tg));
 		snprintf(c->target, sizeof(c->target), "%s", tg->valuestring);
@@ -371,9 +373,9 @@ static char *substitute(const char *text, const char *name, const char *value)
  */
 static cJSON *script_for(const char *name, const struct cand *c, const char *answer)
 {
-	char path[256], v[12][1024];
-	const char *names[12] = { "SUBTASK", "METRIC", "INDEX", "SEED", "T", "TARGET", "EVENT",
-				  "EV_LO", "EV_HI", "QUESTION", "ANSWER", "T_BAD" };
+	char path[256], v[13][1024];
+	const char *names[13] = { "SUBTASK", "METRIC", "INDEX", "SEED", "T", "TARGET", "EVENT",
+				  "EV_LO", "EV_HI", "QUESTION", "ANSWER", "T_BAD", "EVENT_SAID" };
 	char *text, *next;
 	cJSON *j;
 	int i;
@@ -394,7 +396,8 @@ static cJSON *script_for(const char *name, const struct cand *c, const char *ans
 	json_string(answer, v[10], sizeof(v[10]));
 	/* 50 ms after T: off the sampler's 10 Hz grid */
 	snprintf(v[11], sizeof(v[11]), "%lld", (long long)(c->t + NS_PER_S / 20));
-	for (i = 0; i < 12; i++) {
+	snprintf(v[12], sizeof(v[12]), "%lld", (long long)c->event_said);
+	for (i = 0; i < 13; i++) {
 		next = substitute(text, names[i], v[i]);
 		free(text);
 		text = next;
@@ -651,6 +654,7 @@ static void test_several_calls_in_one_turn(void **state)
 	b = openai_brain(&s, 0);
 	run(b, &c, NULL, &r);
 	assert_same_as_local(&r, &c);
+	assert_null(r.qa.note);
 	assert_int_equal(r.turns, 2);
 	assert_int_equal(r.tool_calls, 3);
 	/* the second request answers the three calls, in order */
@@ -671,6 +675,30 @@ static void test_several_calls_in_one_turn(void **state)
 	}
 	assert_int_equal(tools, 3);
 	cJSON_Delete(log);
+	agent_result_release(&r);
+	brain_free(b);
+	stub_stop(&s);
+	cand_release(&c);
+}
+
+/* an event time the sampler does not give: the sampler's is used, and noted */
+static void test_stated_event_time_is_not_used(void **state)
+{
+	struct cand c;
+	struct stub s;
+	struct brain *b;
+	struct agent_result r;
+
+	(void)state;
+	find_cand("exploitation.next_interaction", "approx", 0, &c);
+	c.event_said = c.event + 2 * NS_PER_S;
+	stub_on(&s, "several_calls.json", &c, "");
+	b = openai_brain(&s, 0);
+	run(b, &c, NULL, &r);
+	assert_same_as_local(&r, &c);
+	assert_non_null(r.qa.note);
+	assert_non_null(strstr(r.qa.note, "event time differs from the sampler's"));
+	assert_int_equal(r.disagreements, 1);
 	agent_result_release(&r);
 	brain_free(b);
 	stub_stop(&s);
@@ -1184,6 +1212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_planner_matches_local),
 		cmocka_unit_test(test_several_calls_in_one_turn),
+		cmocka_unit_test(test_stated_event_time_is_not_used),
 		cmocka_unit_test(test_arguments_as_object),
 		cmocka_unit_test(test_invalid_json_arguments),
 		cmocka_unit_test(test_unknown_tool),
