@@ -6,6 +6,7 @@
 #include "commands.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -258,10 +259,13 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 	if (rc)
 		return error_code(rc, path);
 	{
-		struct store_recording sr = { rec->id, rec->layout, rec->root, recording_t0(rec),
-					      recording_t1(rec), NULL };
+		/* an absolute root, so the review page finds the video from anywhere */
+		char *abs = realpath(rec->root, NULL);
+		struct store_recording sr = { rec->id, rec->layout, abs ? abs : rec->root,
+					      recording_t0(rec), recording_t1(rec), NULL };
 
 		rc = store_recording_put(st, &sr);
+		free(abs);
 		if (rc) {
 			error_code(rc, "store");
 			goto out;

@@ -107,7 +107,7 @@ int store_integrity_check(struct store *st, char **result);
 /* A recording as stored in the recordings table. */
 struct store_recording {
 	const char *id;           /* recording id (required) */
-	const char *layout;       /* "native", "adt", "aria-mps", "egoexo" (required) */
+	const char *layout;       /* "proxima-recording/1", "adt", "aria-mps", "egoexo4d" (required) */
 	const char *root;         /* folder it was loaded from, or NULL */
 	int64_t t0_ns, t1_ns;     /* time span, device ns */
 	const char *summary_json; /* JSON object (recording summary), or NULL */

@@ -363,10 +363,32 @@ static int truth_head_turn(struct build *b)
 	return 0;
 }
 
-static int truth_gaze(struct build *b)
+/* The gaze ray at time t (the sample nearest within 100 ms), for the picture. */
+static void add_gaze_ray(struct build *b, int64_t t)
+{
+	const struct recording *rec = b->rec;
+	size_t i = time_nearest_index(rec->gaze, rec->ngaze, sizeof(*rec->gaze), t, 100000000LL);
+	cJSON *g, *o, *d;
+	int k;
+
+	if (i == SIZE_MAX)
+		return;
+	g = cJSON_AddObjectToObject(b->gt, "gaze");
+	add_time(g, "t_ns", rec->gaze[i].t_ns);
+	o = cJSON_AddArrayToObject(g, "origin");
+	d = cJSON_AddArrayToObject(g, "direction");
+	for (k = 0; k < 3; k++) {
+		cJSON_AddItemToArray(o, cJSON_CreateNumber(rec->gaze[i].o[k]));
+		cJSON_AddItemToArray(d, cJSON_CreateNumber(rec->gaze[i].d[k]));
+	}
+}
+
+static int truth_gaze(struct build *b, int64_t event)
 {
 	cJSON *res = NULL;
 	int rc;
+
+	add_gaze_ray(b, event);
 
 	if (!strcmp(b->metric, "approx")) {
 		float yaw;
@@ -477,6 +499,16 @@ static int truth_navigate(struct build *b)
 	if (rc)
 		return rc;
 	cJSON_AddItemToObject(b->gt, "path", res);
+	{
+		/* the grid the path was planned on, for the review page's picture */
+		cJSON *g = args_new(), *grid = NULL;
+
+		add_time(g, "t", b->t);
+		cJSON_AddStringToObject(g, "target", b->rec->objects[b->target].id);
+		cJSON_AddBoolToObject(g, "rle", 1);
+		if (!run_tool(b->ctx, "build_occupancy", g, &grid))
+			cJSON_AddItemToObject(b->gt, "occupancy", grid);
+	}
 	if (!cJSON_IsTrue(jget(res, "reachable")))
 		return reject(b->code, b->code_size, "unreachable", "no path to the target");
 	legs = jget(res, "legs");
@@ -990,7 +1022,7 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 	if (!strcmp(subtask, "intention.head_turn"))
 		rc = truth_head_turn(b);
 	else if (!strcmp(subtask, "intention.gaze_target"))
-		rc = truth_gaze(b);
+		rc = truth_gaze(b, event);
 	else if (!strcmp(subtask, "exploration.navigate"))
 		rc = truth_navigate(b);
 	else if (!strcmp(subtask, "exploitation.next_interaction"))
