@@ -90,6 +90,20 @@ static int run(char *const argv[], char *out, size_t size, double *secs)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The 1-minute load average, or -1. */
+static double load1(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
 /* A fresh store path in the work folder (old files removed). */
 static void fresh_db(char *path, size_t size, const char *name)
 {
@@ -339,6 +353,7 @@ static int bench_openai(const char *rec)
 	}
 	printf("generate openai jobs16: ours %.2f sessions/s, ideal %.2f (16 x jobs1), ratio %.2f\n",
 	       r16, JOBS_WIDE * r1, r16 / (JOBS_WIDE * r1));
+	printf("generate openai: load average %.2f at the end\n", load1());
 	printf("generate openai: target ratio 0.80; a session is 3 replies of %d ms "
 	       "(ideal jobs1 %.2f sessions/s)\n", OPENAI_LATENCY_MS, 1000.0 / (3 * OPENAI_LATENCY_MS));
 	return 0;
@@ -375,7 +390,7 @@ int main(int argc, char **argv)
 		}
 		synth_free(s);
 	}
-	printf("generate: recording %s\n", rec);
+	printf("generate: recording %s, load average %.2f\n", rec, load1());
 	rc |= bench_local(rec);
 	rc |= bench_openai(rec);
 	return rc;
