@@ -21,6 +21,8 @@ struct brain {
 	char *base_url, *model, *key_env, *record_path, *replay_path;
 	struct llm_client *client;
 	struct shared_cassette *cas;
+	struct llm_cache_ops cache;  /* recording: the caller's cache ... */
+	struct llm_cache_ops rec_cache; /* ... behind a hook that records its hits */
 };
 
 int brain_parse_spec(const char *spec, struct brain_config *cfg)
@@ -80,6 +82,42 @@ static int dup_opt(const char *s, char **out)
 	return *out ? 0 : ENG_ENOMEM;
 }
 
+/*
+ * The cache hook of a recording brain. A cached answer never reaches the
+ * transport, which is where responses are recorded, so without this a
+ * cassette recorded on a store that already holds the answers would miss
+ * them and could not replay the run.
+ */
+static int recording_cache_get(void *ctx, const char *key, char **resp, int *status)
+{
+	struct brain *b = ctx;
+	struct llm_reply probe;
+	int rc = b->cache.get(b->cache.ctx, key, resp, status);
+
+	if (rc || *status != 200 || !*resp)
+		return rc;
+	/* only what the client will use (it asks the server about the rest) */
+	llm_reply_init(&probe);
+	if (!llm_reply_parse(*resp, strlen(*resp), NULL, 0, 0, NULL, &probe) &&
+	    llm_cassette_append(b->cas->c, key, NULL, *status, NULL, *resp, 0))
+		rc = ENG_EIO;
+	llm_reply_release(&probe);
+	if (rc) {
+		/* a miss: the server's answer is recorded instead */
+		free(*resp);
+		*resp = NULL;
+	}
+	return rc;
+}
+
+static int recording_cache_put(void *ctx, const char *key, const char *req, const char *resp,
+			       int status, long latency_ms)
+{
+	struct brain *b = ctx;
+
+	return b->cache.put ? b->cache.put(b->cache.ctx, key, req, resp, status, latency_ms) : 0;
+}
+
 static int brain_make(const struct brain_config *cfg, struct shared_cassette *cas,
 		      struct brain **out)
 {
@@ -130,6 +168,13 @@ static int brain_make(const struct brain_config *cfg, struct shared_cassette *ca
 			goto out;
 	}
 	b->cfg.llm.cassette = b->cas ? b->cas->c : NULL;
+	if (b->kind == BRAIN_OPENAI && b->cas && cfg->llm.cache && cfg->llm.cache->get) {
+		b->cache = *cfg->llm.cache;
+		b->rec_cache.get = recording_cache_get;
+		b->rec_cache.put = recording_cache_put;
+		b->rec_cache.ctx = b;
+		b->cfg.llm.cache = &b->rec_cache;
+	}
 	if (b->kind == BRAIN_REPLAY && !b->cfg.llm.base_url)
 		b->cfg.llm.base_url = "http://replay.invalid/v1";
 	rc = llm_client_new(&b->cfg.llm, &b->client);

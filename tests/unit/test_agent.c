@@ -1201,6 +1201,28 @@ static void test_record_replay_and_cache(void **state)
 	cJSON_Delete(q2);
 	q2 = stored_qas(db1);
 	assert_true(cJSON_Compare(q1, q2, 1));
+
+	/* recording a run the cache answers still gives a complete cassette */
+	snprintf(cas, sizeof(cas), "%s/cassette2.jsonl", F.dir);
+	stub_start(&s, path, "cache2.log");
+	assert_int_equal(generate(db1, "openai", s.url, cas), 0);
+	stub_stop(&s);
+	assert_int_equal(stub_count(&s), 0);
+	snprintf(db2, sizeof(db2), "%s/replay2.db", F.dir);
+	snprintf(path, sizeof(path), "replay:%s", cas);
+	assert_int_equal(generate(db2, path, NULL, NULL), 0);
+	cJSON_Delete(q2);
+	q2 = stored_qas(db2);
+	assert_int_equal(jget(q2, "total")->valueint, 4);
+	for (i = 0; i < 4; i++) {
+		const cJSON *a = cJSON_GetArrayItem(jget(q1, "items"), i);
+		const cJSON *b = cJSON_GetArrayItem(jget(q2, "items"), i);
+
+		for (k = 0; k < (int)(sizeof(qa_fields) / sizeof(qa_fields[0])); k++)
+			if (!cJSON_Compare(jget(a, qa_fields[k]), jget(b, qa_fields[k]), 1))
+				fail_msg("QA %d: '%s' differs after replaying the cached run", i,
+					 qa_fields[k]);
+	}
 	cJSON_Delete(q1);
 	cJSON_Delete(q2);
 	for (i = 0; i < 4; i++)
