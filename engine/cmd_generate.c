@@ -5,6 +5,7 @@
  */
 #include "commands.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -572,10 +573,30 @@ static int generate_main(int argc, char **argv, int regen)
 	o.brain.llm.temperature = 0;
 	nw = o.jobs;
 
+	/* regenerate replaces what a generate stored: never start an empty store */
+	if (regen && access(o.db, F_OK)) {
+		int e = errno;
+
+		error("cannot open '%s': %s", o.db, strerror(e));
+		return CMD_FAILED;
+	}
 	rc = store_open(o.db, 0, &st);
 	if (rc) {
 		error_code(rc, o.db);
 		return CMD_FAILED;
+	}
+	if (regen && o.regen_recording) {
+		struct cJSON *r = NULL;
+
+		rc = store_recording_get(st, o.regen_recording, &r);
+		cJSON_Delete(r);
+		if (rc) {
+			if (rc == ENG_ENOTFOUND)
+				error("--recording: no recording '%s' in '%s'", o.regen_recording, o.db);
+			else
+				error_code(rc, o.db);
+			goto out;
+		}
 	}
 	if (llm_global_init()) {
 		error("cannot initialise libcurl");

@@ -85,6 +85,14 @@ b=$(q "$TMP/j1.db" "select group_concat(id || answer_index || options_json || an
 	not_ok "options or keys differ between --jobs 1 and 2"
 
 # ---- regenerate: reviewed QAs stay, pending ones are replaced, other categories untouched
+expect_status 1 "regenerate on a missing store" "$PROXIMA" regenerate --db "$TMP/none.db" --task intention
+expect_match "error: cannot open '$TMP/none.db'" "$ERR" "the missing store is named"
+[ -e "$TMP/none.db" ] && not_ok "regenerate created a store" || ok "regenerate created no store"
+expect_status 1 "regenerate an unknown recording" "$PROXIMA" regenerate --db "$TMP/a.db" \
+	--task intention --recording synth-garage
+expect_match "no recording 'synth-garage'" "$ERR" "the unknown recording is named"
+n=$(q "$TMP/a.db" "select count(*) from qa where status = 'superseded'")
+[ "$n" -eq 0 ] && ok "an unknown recording supersedes nothing" || not_ok "$n QAs superseded"
 ia=$(q "$TMP/a.db" "select id from qa where category = 'intention' and status = 'pending' order by id limit 1")
 ir=$(q "$TMP/a.db" "select id from qa where category = 'intention' and status = 'pending' order by id limit 1 offset 1")
 expect_status 0 "approve one intention QA" "$PROXIMA" review approve "$ia" --db "$TMP/a.db" --reviewer tester
