@@ -31,6 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "agent.h"
+#include "answer.h"
 #include "brain.h"
 #include "buf.h"
 #include "commands.h"
@@ -230,6 +231,7 @@ struct cand {
 	int index;                 /* candidate index of the sampler (and the session) */
 	int64_t t, event;          /* T and the sampler's event time */
 	int64_t event_said;        /* the event time the scripted brain submits */
+	char distractors[1024];    /* the distractors it proposes (a JSON array) */
 	char target[128];
 	struct agent_result local; /* the local brain's QA for this index */
 	char key[256];             /* the local QA's correct option */
@@ -317,6 +319,7 @@ static void find_cand(const char *subtask, const char *metric, int from, struct 
 		c->t = num64(jget(cd, "t_ns"));
 		c->event = num64(jget(cd, "event_t_ns"));
 		c->event_said = c->event;
+		snprintf(c->distractors, sizeof(c->distractors), "[]");
 		tg = jget(jget(cd, "target"), "id");
 		assert_true(cJSON_IsString(tg));
 		snprintf(c->target, sizeof(c->target), "%s", tg->valuestring);
@@ -373,9 +376,10 @@ static char *substitute(const char *text, const char *name, const char *value)
  */
 static cJSON *script_for(const char *name, const struct cand *c, const char *answer)
 {
-	char path[256], v[13][1024];
-	const char *names[13] = { "SUBTASK", "METRIC", "INDEX", "SEED", "T", "TARGET", "EVENT",
-				  "EV_LO", "EV_HI", "QUESTION", "ANSWER", "T_BAD", "EVENT_SAID" };
+	char path[256], v[14][1024];
+	const char *names[14] = { "SUBTASK", "METRIC", "INDEX", "SEED", "T", "TARGET", "EVENT",
+				  "EV_LO", "EV_HI", "QUESTION", "ANSWER", "T_BAD", "EVENT_SAID",
+				  "DISTRACTORS" };
 	char *text, *next;
 	cJSON *j;
 	int i;
@@ -397,7 +401,8 @@ static cJSON *script_for(const char *name, const struct cand *c, const char *ans
 	/* 50 ms after T: off the sampler's 10 Hz grid */
 	snprintf(v[11], sizeof(v[11]), "%lld", (long long)(c->t + NS_PER_S / 20));
 	snprintf(v[12], sizeof(v[12]), "%lld", (long long)c->event_said);
-	for (i = 0; i < 13; i++) {
+	snprintf(v[13], sizeof(v[13]), "%s", c->distractors);
+	for (i = 0; i < 14; i++) {
 		next = substitute(text, names[i], v[i]);
 		free(text);
 		text = next;
@@ -972,6 +977,94 @@ static void test_wrong_stated_answer(void **state)
 	cand_release(&c);
 }
 
+/* Degrees between two head-turn answers' yaws (on the circle). */
+static double yaw_apart(double a, double b)
+{
+	double d = fmod(fabs(a - b), 360.0);
+
+	return d > 180 ? 360 - d : d;
+}
+
+/*
+ * Distractors that restate the answer or sit too close to it are not
+ * used: one option holds the tools' answer, the others keep the margin.
+ */
+static void test_proposed_distractors(void **state)
+{
+	struct cand c;
+	struct stub s;
+	struct brain *b;
+	struct agent_result r;
+	struct answer truth, opt;
+	cJSON *tj, *opts, *d;
+	const cJSON *it;
+	struct disc_params dp;
+	char text[64];
+	int n = 0, equal = 0, mirrored = 0, side;
+	double yaw;
+
+	(void)state;
+	/* a clear turn to one side, so that +10 degrees and the mirror are turns too */
+	for (n = 0;; n = c.index + 1) {
+		find_cand("intention.head_turn", "approx", n, &c);
+		tj = cJSON_Parse(c.local.qa.answer_json);
+		assert_int_equal(ans_from_json(tj, &truth), 0);
+		cJSON_Delete(tj);
+		yaw = truth.yaw_deg;
+		if (fabs(yaw) >= 45 && fabs(yaw) <= 150)
+			break;
+		cand_release(&c);
+	}
+	n = 0;
+	side = yaw < 0 ? -1 : 1;
+	d = cJSON_CreateArray();
+	cJSON_AddItemToArray(d, cJSON_CreateString(c.key));
+	snprintf(text, sizeof(text), "turn the head %s about %d degrees", side < 0 ? "right" : "left",
+		 (int)fabs(yaw));
+	cJSON_AddItemToArray(d, cJSON_CreateString(text));
+	snprintf(text, sizeof(text), "Turn %s ~%d°", side < 0 ? "right" : "left", (int)fabs(yaw) + 10);
+	cJSON_AddItemToArray(d, cJSON_CreateString(text));
+	snprintf(text, sizeof(text), "Turn %s ~%d°", side < 0 ? "left" : "right", (int)fabs(yaw));
+	cJSON_AddItemToArray(d, cJSON_CreateString(text));
+	{
+		char *t = cJSON_PrintUnformatted(d);
+
+		snprintf(c.distractors, sizeof(c.distractors), "%s", t);
+		free(t);
+	}
+	cJSON_Delete(d);
+	stub_on(&s, "distractors.json", &c, "");
+	b = openai_brain(&s, 0);
+	run(b, &c, NULL, &r);
+	assert_int_equal(r.status, AGENT_QA);
+	assert_agrees_with_tools(&r);
+	assert_string_equal(r.qa.id, c.local.qa.id);
+	disc_defaults(&dp);
+	opts = cJSON_Parse(r.qa.options_json);
+	cJSON_ArrayForEach(it, opts) {
+		assert_int_equal(ans_parse(truth.kind, it->valuestring, &dp, &opt), 0);
+		if (ans_equal(&opt, &truth)) {
+			equal++;
+			assert_int_equal(n, r.qa.answer_index);
+		} else {
+			/* the negative angle margin of docs/defaults.md */
+			assert_true(yaw_apart(opt.yaw_deg, truth.yaw_deg) >= 30 - 1e-3);
+		}
+		if (fabs(opt.yaw_deg + truth.yaw_deg) < 1e-3)
+			mirrored++;
+		n++;
+	}
+	assert_int_equal(n, F.ap.truth.qc.n_options);
+	assert_int_equal(equal, 1);
+	/* the proposal that keeps the margin (the mirrored side) is used */
+	assert_int_equal(mirrored, 1);
+	cJSON_Delete(opts);
+	agent_result_release(&r);
+	brain_free(b);
+	stub_stop(&s);
+	cand_release(&c);
+}
+
 /* a T the sampler does not produce is refused: a clip_rule drop, nothing kept */
 static void test_clip_the_sampler_does_not_produce(void **state)
 {
@@ -1244,6 +1337,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_body),
 		cmocka_unit_test(test_provider_error_shapes),
 		cmocka_unit_test(test_wrong_stated_answer),
+		cmocka_unit_test(test_proposed_distractors),
 		cmocka_unit_test(test_clip_the_sampler_does_not_produce),
 		cmocka_unit_test(test_never_submits),
 		cmocka_unit_test(test_record_replay_and_cache),
