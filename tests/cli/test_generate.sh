@@ -63,6 +63,28 @@ n=$(q "$TMP/a.db" "select count(*) from qa q left join traces t on t.qa_id = q.i
 n=$(q "$TMP/a.db" "select count(*) from qa where answer_index is not null and
 	(answer_index < 0 or answer_index >= json_array_length(options_json))")
 [ "$n" -eq 0 ] && ok "every key is one of the options" || not_ok "$n keys outside the options"
+# the stored head turns agree with spatial_relation run on its own
+q -separator ' ' "$TMP/a.db" "select t_ns, target, json_extract(answer_json, '\$.yaw_deg'),
+	json_extract(answer_json, '\$.turn') from qa where subtask = 'head_turn' and metric = 'approx'
+	order by id limit 6" >"$TMP/turns"
+bad=0
+checked=0
+while read -r t target said turn; do
+	r=$("$PROXIMA" tool spatial_relation "$TMP/k" --args "{\"t\":$t,\"object\":\"$target\"}" --compact)
+	yaw=$(printf '%s\n' "$r" | sed -n 's/.*"yaw_deg":\([-0-9.]*\),"direction".*/\1/p')
+	if ! awk -v y="$yaw" -v s="$said" -v turn="$turn" 'BEGIN {
+		d = y - s; if (d < 0) d = -d
+		a = y < 0 ? -y : y
+		want = a < 15 ? "forward" : a > 165 ? "around" : y < 0 ? "right" : "left"
+		near = want == "forward" ? s == 0 : want == "around" ? (s == 180 || s == -180) : d <= 2.5
+		exit !(y != "" && near && turn == want) }'; then
+		bad=$((bad + 1))
+		echo "# $t $target: stored $said $turn, spatial_relation yaw $yaw"
+	fi
+	checked=$((checked + 1))
+done <"$TMP/turns"
+[ "$checked" -eq 6 ] && [ "$bad" -eq 0 ] && ok "6 stored head turns agree with spatial_relation" ||
+	not_ok "$bad of $checked stored head turns disagree with spatial_relation"
 q "$TMP/a.db" "select id from qa order by id" >"$TMP/ids.a"
 
 # ---- the same command twice adds nothing and keeps the ids
