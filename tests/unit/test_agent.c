@@ -845,7 +845,7 @@ static void test_hung_connection(void **state)
 	(void)state;
 	find_cand("intention.head_turn", "approx", 0, &c);
 	stub_on(&s, "hang.json", &c, "");
-	b = openai_brain(&s, 300);
+	b = openai_brain(&s, 500);
 	run(b, &c, NULL, &r1);
 	assert_failed_cleanly(&r1);
 	assert_int_equal(r1.turns, 2);
