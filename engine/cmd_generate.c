@@ -245,6 +245,30 @@ static int write_result(struct store *st, int64_t run_id, const struct recording
 	}
 }
 
+/*
+ * The number of candidate clips sample_clips offers for a group (0 when it
+ * offers none or fails), with the seed the sessions use.
+ */
+static int candidate_total(struct tool_ctx *ctx, const struct group *g, uint64_t seed)
+{
+	cJSON *res = NULL;
+	char args[256];
+	int total = 0;
+
+	snprintf(args, sizeof(args),
+		 "{\"subtask\":\"%s\",\"metric\":\"%s\",\"index\":0,\"count\":1,\"seed\":%llu,"
+		 "\"target\":null,\"t0\":null,\"t1\":null,\"frames\":null,\"window_s\":null,"
+		 "\"k\":null}", g->subtask, g->metric, (unsigned long long)(seed & 0xffffffffu));
+	if (!tool_call(ctx, "sample_clips", args, &res)) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(res, "total");
+
+		if (cJSON_IsNumber(t) && t->valuedouble > 0)
+			total = t->valuedouble > 1e9 ? 1000000000 : (int)t->valuedouble;
+	}
+	cJSON_Delete(res);
+	return total;
+}
+
 static int run_recording(const struct gen_opts *o, struct store *st, int64_t run_id,
 			 struct worker *w, int nw, const char *path, struct totals *t,
 			 double t0)
@@ -297,18 +321,22 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 	for (gi = 0; gi < NGROUPS; gi++) {
 		const struct group *g = &groups[gi];
 		long produced = 0;
-		int base = 0, exhausted = 0, nseen = 0;
+		int base = 0, nseen = 0, limit;
 
 		if (o->regen_category && strncmp(g->subtask, o->regen_category, strlen(o->regen_category)))
 			continue;
 		if (!task_selected(o->tasks, g))
 			continue;
-		while (produced < o->per_task && !exhausted && base < o->max_sessions) {
+		/* one session per candidate clip, so never more sessions than clips */
+		limit = candidate_total(w[0].ctx, g, o->seed);
+		if (limit > o->max_sessions)
+			limit = o->max_sessions;
+		while (produced < o->per_task && base < limit) {
 			int n = chunk, k, err = 0;
 			double ts;
 
-			if (base + n > o->max_sessions)
-				n = o->max_sessions - base;
+			if (base + n > limit)
+				n = limit - base;
 #pragma omp parallel for num_threads(nw) schedule(dynamic, 1) reduction(|| : err)
 			for (k = 0; k < n; k++) {
 				struct worker *me = &w[omp_get_thread_num()];
@@ -331,10 +359,6 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 				t->t_brain += res[k].t_brain_s;
 				t->t_tools += res[k].t_tools_s;
 				t->t_truth += res[k].t_truth_s;
-				if (res[k].status == AGENT_DROP && !strcmp(res[k].reason_code, "no_clip")) {
-					exhausted = 1;
-					continue;
-				}
 				if (res[k].status == AGENT_QA && produced >= o->per_task)
 					continue;
 				if (res[k].status == AGENT_QA) {
