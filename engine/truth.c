@@ -181,12 +181,21 @@ static bool structural(const struct recording *rec, long i)
 	return 2 * hi > 2.5f && 2 * lo < 0.15f;
 }
 
-/* Something a hand can pick up: no side longer than 0.6 m. */
+/*
+ * Something a hand picks up: an object that moves in the recording when
+ * the recording has a few of those (ADT's dynamic objects, the carried
+ * synthetic ones), else anything with no side longer than 0.4 m.
+ */
 static bool graspable(const struct recording *rec, long i)
 {
 	const float *h = rec->objects[i].half;
+	size_t k, dyn = 0;
 
-	return 2 * fmaxf(h[0], fmaxf(h[1], h[2])) <= 0.6f;
+	for (k = 0; k < rec->nobjects && dyn < 3; k++)
+		dyn += rec->objects[k].motion == REC_DYNAMIC;
+	if (dyn >= 3)
+		return rec->objects[i].motion == REC_DYNAMIC;
+	return 2 * fmaxf(h[0], fmaxf(h[1], h[2])) <= 0.4f;
 }
 
 /* ======================= The clip ======================= */
