@@ -1675,3 +1675,22 @@ int ans_display_name(const char *name, const char *const *others, size_t nothers
 		return ENG_ETOOBIG;
 	return 0;
 }
+
+int ans_object_name(const struct recording *rec, size_t i, char *out, size_t size)
+{
+	const char **others;
+	size_t k, n = 0;
+	int rc;
+
+	if (!rec || i >= rec->nobjects)
+		return ENG_EINVAL;
+	others = malloc((rec->nobjects ? rec->nobjects : 1) * sizeof(*others));
+	if (!others)
+		return ENG_ENOMEM;
+	for (k = 0; k < rec->nobjects; k++)
+		if (k != i)
+			others[n++] = rec->objects[k].name;
+	rc = ans_display_name(rec->objects[i].name, others, n, out, size);
+	free(others);
+	return rc;
+}

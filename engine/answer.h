@@ -198,4 +198,10 @@ bool ans_name_equal(const char *a, const char *b);
 int ans_display_name(const char *name, const char *const *others, size_t nothers,
 		     char *out, size_t size);
 
+/*
+ * ans_display_name() of object i of a recording, against all its other
+ * objects. Same returns; ENG_EINVAL also for an index out of range.
+ */
+int ans_object_name(const struct recording *rec, size_t i, char *out, size_t size);
+
 #endif /* ANSWER_H */

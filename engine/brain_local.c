@@ -98,21 +98,9 @@ static void add_t(cJSON *o, const char *k, int64_t t)
 static void object_name(const struct recording *rec, const char *id, char *out, size_t size)
 {
 	long i = rec ? recording_find_object(rec, id) : -1;
-	const char **others;
-	size_t k, m;
 
-	snprintf(out, size, "%s", id);
-	if (i < 0)
-		return;
-	others = malloc(rec->nobjects * sizeof(*others));
-	if (!others)
-		return;
-	for (k = 0, m = 0; k < rec->nobjects; k++)
-		if (k != (size_t)i)
-			others[m++] = rec->objects[k].name;
-	if (ans_display_name(rec->objects[i].name, others, m, out, size))
-		snprintf(out, size, "%s", rec->objects[i].name);
-	free(others);
+	if (i < 0 || ans_object_name(rec, (size_t)i, out, size))
+		snprintf(out, size, "%s", i < 0 ? id : rec->objects[i].name);
 }
 
 static cJSON *spatial_args(int64_t t, const char *object, int64_t t2, const char *ref)

@@ -152,21 +152,9 @@ static int reject(char *code, size_t size, const char *c, const char *fmt, ...)
  */
 static int display_name(const struct recording *rec, long idx, char *out, size_t size)
 {
-	const char **others = NULL;
-	size_t i, n;
-	int rc;
-
-	if (idx < 0 || (size_t)idx >= rec->nobjects)
+	if (idx < 0)
 		return ENG_EINVAL;
-	others = malloc(rec->nobjects * sizeof(*others));
-	if (!others)
-		return ENG_ENOMEM;
-	for (i = 0, n = 0; i < rec->nobjects; i++)
-		if (i != (size_t)idx)
-			others[n++] = rec->objects[i].name;
-	rc = ans_display_name(rec->objects[idx].name, others, n, out, size);
-	free(others);
-	return rc;
+	return ans_object_name(rec, (size_t)idx, out, size);
 }
 
 /*
