@@ -513,7 +513,17 @@ static void assert_agrees_with_tools(const struct agent_result *r)
 	cJSON_AddStringToObject(args, "target", r->qa.target);
 	cJSON_AddNumberToObject(args, "event_ns", 0);
 	cJSON_AddStringToObject(args, "reference", "");
-	cJSON_AddArrayToObject(args, "actions");
+	{
+		/* a chain is keyed by its K as well: ask for as many actions */
+		cJSON *acts = cJSON_AddArrayToObject(args, "actions");
+		cJSON *aj = cJSON_Parse(r->qa.answer_json);
+		const cJSON *k = jget(aj, "k");
+		int j;
+
+		for (j = 0; cJSON_IsNumber(k) && j < k->valueint; j++)
+			cJSON_AddItemToArray(acts, cJSON_CreateNumber(j));
+		cJSON_Delete(aj);
+	}
 	cJSON_AddStringToObject(args, "question", r->qa.question);
 	cJSON_AddStringToObject(args, "answer", "");
 	cJSON_AddArrayToObject(args, "distractors");
@@ -524,8 +534,11 @@ static void assert_agrees_with_tools(const struct agent_result *r)
 	assert_true(cJSON_Compare(a1, a2, 1));
 	o1 = cJSON_Parse(r->qa.options_json);
 	o2 = cJSON_Parse(t2.options_json);
-	assert_string_equal(cJSON_GetArrayItem(o1, r->qa.answer_index)->valuestring,
-			    cJSON_GetArrayItem(o2, t2.answer_index)->valuestring);
+	if (r->qa.answer_index < 0) /* a chain: the same candidate set */
+		assert_true(cJSON_Compare(o1, o2, 1));
+	else
+		assert_string_equal(cJSON_GetArrayItem(o1, r->qa.answer_index)->valuestring,
+				    cJSON_GetArrayItem(o2, t2.answer_index)->valuestring);
 	if (!strcmp(full, "intention.head_turn") && !strcmp(r->qa.metric, "approx")) {
 		cJSON *sr = tool("spatial_relation",
 				 "{\"t\":%lld,\"point\":null,\"object\":\"%s\",\"t2\":null,\"reference\":null}",
@@ -1147,6 +1160,117 @@ static void test_never_submits(void **state)
 	cand_release(&c);
 }
 
+/* ===================== All nine groups through the wire ===================== */
+
+/*
+ * A stub script that replays, turn by turn, the tool calls the local brain
+ * made in its session (read back from its trace), so that the openai brain
+ * makes exactly those calls over HTTP.
+ */
+static cJSON *script_from_trace(const char *trace_json)
+{
+	cJSON *doc = cJSON_Parse(trace_json), *script = cJSON_CreateObject(), *replies;
+	const cJSON *m, *tc;
+
+	assert_non_null(doc);
+	cJSON_AddBoolToObject(script, "strict", 1);
+	replies = cJSON_AddArrayToObject(script, "replies");
+	cJSON_ArrayForEach(m, jget(doc, "messages")) {
+		cJSON *reply, *calls;
+
+		if (strcmp(cJSON_GetStringValue(jget(m, "role")), "assistant") ||
+		    !jget(m, "tool_calls"))
+			continue;
+		reply = cJSON_CreateObject();
+		calls = cJSON_AddArrayToObject(reply, "tool_calls");
+		cJSON_ArrayForEach(tc, jget(m, "tool_calls")) {
+			cJSON *c = cJSON_CreateObject();
+			cJSON *args = cJSON_Parse(cJSON_GetStringValue(jget(tc, "arguments")));
+
+			assert_non_null(args);
+			cJSON_AddStringToObject(c, "name", cJSON_GetStringValue(jget(tc, "name")));
+			cJSON_AddItemToObject(c, "arguments", args);
+			cJSON_AddItemToArray(calls, c);
+		}
+		cJSON_AddItemToArray(replies, reply);
+	}
+	cJSON_Delete(doc);
+	return script;
+}
+
+/*
+ * For every sub-task and metric, the first session the local brain turns
+ * into a QA is played by the openai brain over the wire protocol (its
+ * calls scripted in the stub): the same QA comes out, and it agrees with
+ * the tools.
+ */
+static void test_nine_groups_through_the_wire(void **state)
+{
+	static const char *const groups[][2] = {
+		{ "intention.head_turn", "approx" }, { "intention.head_turn", "relative" },
+		{ "intention.gaze_target", "approx" }, { "intention.gaze_target", "relative" },
+		{ "exploration.navigate", "approx" }, { "exploration.navigate", "relative" },
+		{ "exploitation.next_interaction", "approx" },
+		{ "exploitation.next_interaction", "relative" }, { "chain.actions", "relative" },
+	};
+	size_t g;
+
+	(void)state;
+	for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		struct cand c;
+		struct agent_result r;
+		struct stub s;
+		struct brain *b;
+		char path[400], log[64];
+		cJSON *script;
+		int i, found = 0;
+
+		memset(&c, 0, sizeof(c));
+		c.subtask = groups[g][0];
+		c.metric = groups[g][1];
+		for (i = 0; i < 80 && !found; i++) {
+			struct brain_session ss;
+
+			session_of(&c, i, &ss);
+			assert_int_equal(agent_run(F.local, F.ctx, &ss, &F.ap, &c.local), 0);
+			if (c.local.status == AGENT_QA) {
+				found = 1;
+				c.index = i;
+			} else {
+				agent_result_release(&c.local);
+			}
+		}
+		if (!found)
+			fail_msg("no %s/%s session of the local brain gives a QA", c.subtask, c.metric);
+		c.t = c.local.qa.t_ns;
+		snprintf(c.target, sizeof(c.target), "%s", c.local.qa.target);
+		script = script_from_trace(c.local.trace_json);
+		assert_true(cJSON_GetArraySize(jget(script, "replies")) >= 2);
+		snprintf(path, sizeof(path), "%s/wire_%zu.json", F.dir, g);
+		snprintf(log, sizeof(log), "wire_%zu.log", g);
+		write_json(script, path);
+		stub_start(&s, path, log);
+		b = openai_brain(&s, 0);
+		run(b, &c, NULL, &r);
+		if (r.status != AGENT_QA)
+			fail_msg("%s/%s over the wire: %s", c.subtask, c.metric, r.reason);
+		/* the same QA as the local brain's, and it agrees with the tools */
+		assert_string_equal(r.qa.id, c.local.qa.id);
+		assert_string_equal(r.qa.question, c.local.qa.question);
+		assert_string_equal(r.qa.options_json, c.local.qa.options_json);
+		assert_string_equal(r.qa.answer_json, c.local.qa.answer_json);
+		assert_int_equal(r.qa.answer_index, c.local.qa.answer_index);
+		assert_agrees_with_tools(&r);
+		/* one request per scripted turn, each accepted by the strict stub */
+		assert_int_equal(stub_count(&s), cJSON_GetArraySize(jget(script, "replies")));
+		cJSON_Delete(script);
+		agent_result_release(&r);
+		brain_free(b);
+		stub_stop(&s);
+		cand_release(&c);
+	}
+}
+
 /* ===================== Record, replay, cache ===================== */
 
 static int generate(const char *db, const char *brain, const char *url, const char *record)
@@ -1340,6 +1464,7 @@ int main(void)
 		cmocka_unit_test(test_proposed_distractors),
 		cmocka_unit_test(test_clip_the_sampler_does_not_produce),
 		cmocka_unit_test(test_never_submits),
+		cmocka_unit_test(test_nine_groups_through_the_wire),
 		cmocka_unit_test(test_record_replay_and_cache),
 	};
 
