@@ -6,7 +6,9 @@
 #include "commands.h"
 
 #include <errno.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -434,6 +436,35 @@ static void print_summary(const struct gen_opts *o, const struct totals *t, doub
 		       100 * t->t_truth / stages, 100 * t->t_store / stages);
 }
 
+/*
+ * Runs left "running" by a process of this host that no longer exists
+ * (killed, crashed) are marked "interrupted", so the runs table tells the
+ * truth after a kill -9. Runs of live processes or other hosts are left.
+ */
+static void mark_interrupted(struct store *st)
+{
+	cJSON *runs = NULL;
+	const cJSON *it;
+	char host[128] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	if (store_run_list_running(st, &runs))
+		return;
+	cJSON_ArrayForEach(it, runs) {
+		const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(it, "config");
+		const cJSON *pid = cJSON_GetObjectItemCaseSensitive(cfg, "pid");
+		const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cfg, "host"));
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
+
+		if (!cJSON_IsNumber(pid) || !cJSON_IsNumber(id) || !h || strcmp(h, host))
+			continue;
+		if (kill((pid_t)pid->valuedouble, 0) == 0 || errno != ESRCH)
+			continue;
+		store_run_finish(st, (int64_t)id->valuedouble, "interrupted", NULL);
+	}
+	cJSON_Delete(runs);
+}
+
 static const char generate_usage[] =
 	"usage: proxima generate REC... --db F [options]\n"
 	"       proxima regenerate --db F --task CATEGORY [--recording ID] [options]\n"
@@ -657,11 +688,17 @@ static int generate_main(int argc, char **argv, int regen)
 			goto out;
 		}
 	}
-	snprintf(config, sizeof(config),
-		 "{\"tasks\":\"%s\",\"per_task\":%d,\"options\":%d,\"jobs\":%d,\"max_turns\":%d,"
-		 "\"regenerate\":%s}",
-		 o.tasks ? o.tasks : "all", o.per_task, o.options, o.jobs, o.max_turns,
-		 regen ? "true" : "false");
+	{
+		char host[128] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		snprintf(config, sizeof(config),
+			 "{\"tasks\":\"%s\",\"per_task\":%d,\"options\":%d,\"jobs\":%d,"
+			 "\"max_turns\":%d,\"regenerate\":%s,\"pid\":%ld,\"host\":\"%s\"}",
+			 o.tasks ? o.tasks : "all", o.per_task, o.options, o.jobs, o.max_turns,
+			 regen ? "true" : "false", (long)getpid(), host);
+	}
+	mark_interrupted(st);
 	rc = store_run_begin(st, config, brain_name(b0), brain_model(b0), (int64_t)o.seed,
 			     PROXIMA_VERSION, &run_id);
 	if (rc) {

@@ -759,6 +759,41 @@ out:
 	return rc;
 }
 
+int store_run_list_running(struct store *st, cJSON **out)
+{
+	static const struct col_spec cols[] = {
+		{ "id", COL_INT }, { "config", COL_JSON }, { "started_at", COL_TEXT },
+	};
+	sqlite3_stmt *s = NULL;
+	cJSON *arr = cJSON_CreateArray(), *row = NULL;
+	int rc, step;
+
+	if (!arr)
+		return oom(st);
+	rc = db_prepare(st, "SELECT id, config_json, started_at FROM runs WHERE status = 'running'"
+			" ORDER BY id", &s, "listing running runs");
+	if (rc)
+		goto out;
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		rc = row_to_json(s, 0, cols, ARRAY_SIZE(cols), &row);
+		if (rc) {
+			rc = oom(st);
+			goto out;
+		}
+		cJSON_AddItemToArray(arr, row);
+	}
+	if (step != SQLITE_DONE)
+		rc = db_fail(st, "listing running runs");
+out:
+	sqlite3_finalize(s);
+	if (rc) {
+		cJSON_Delete(arr);
+		return rc;
+	}
+	*out = arr;
+	return 0;
+}
+
 /* ================================ QAs ================================ */
 
 /* Category and sub-task names form group keys and filter lists. */

@@ -150,6 +150,14 @@ int store_run_begin(struct store *st, const char *config_json,
 int store_run_finish(struct store *st, int64_t run_id, const char *status,
 		     const char *counts_json);
 
+/*
+ * The runs whose status is still "running" (finished, killed or crashed
+ * processes alike) as a cJSON array of {id, config (parsed), started_at},
+ * oldest first. generate marks those of dead processes "interrupted".
+ * The caller owns *out. Returns 0, ENG_ENOMEM or ENG_EDB.
+ */
+int store_run_list_running(struct store *st, struct cJSON **out);
+
 /* ================================ QAs ================================ */
 
 /*

@@ -184,6 +184,9 @@ d=$(q "$TMP/crash.db" "select count(*) from (select 1 from drops group by record
 [ "$d" -eq 0 ] && ok "no duplicate drops" || not_ok "$d duplicate drops"
 s=$(q "$TMP/crash.db" "select status from runs order by id desc limit 1")
 [ "$s" = ok ] && ok "the second run completed" || not_ok "the second run is '$s'"
+s=$(q "$TMP/crash.db" "select status from runs order by id limit 1")
+[ "$s" = interrupted ] && ok "the killed run is marked interrupted" ||
+	not_ok "the killed run is '$s'"
 q "$TMP/crash.db" "select id from qa order by id" >"$TMP/ids.crash"
 cmp -s "$TMP/ids.clean" "$TMP/ids.crash" && ok "the id set equals a clean run's ($clean)" ||
 	not_ok "the id set differs from a clean run's"
