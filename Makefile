@@ -77,7 +77,9 @@ $(BUILD)/tests/llm_stub: $(STUB_SRC) $(BUILD)/libproxima.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(STUB_SRC) $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS)
 
+# ffmpeg is only needed by the tests of export --frames and the video review test.
 test: deps $(BUILD)/proxima $(TEST_BIN) $(STUB_BIN)
+	@sh scripts/setup.sh ffmpeg
 	@BUILD=$(BUILD) sh tests/run.sh
 
 check:

@@ -4,7 +4,7 @@
 # apt-get; otherwise it prints the exact command and stops. Extra package
 # names can be passed as arguments (the bench and browser tests do).
 set -u
-pkgs="build-essential libcglm-dev libcjson-dev libcurl4-openssl-dev libsqlite3-dev libcmocka-dev libmicrohttpd-dev libssl-dev sqlite3 ffmpeg $*"
+pkgs="build-essential libcglm-dev libcjson-dev libcurl4-openssl-dev libsqlite3-dev libcmocka-dev libmicrohttpd-dev libssl-dev sqlite3 $*"
 missing=""
 for p in $pkgs; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
