@@ -465,6 +465,36 @@ static void mark_interrupted(struct store *st)
 	cJSON_Delete(runs);
 }
 
+/*
+ * regenerate takes --per-task, --options, --seed and --max-turns from the
+ * latest generate run of the store unless they are given, so that the
+ * replacements are made as the originals were.
+ */
+static void reuse_settings(struct store *st, struct gen_opts *o, unsigned given)
+{
+	char *cfg_text = NULL;
+	cJSON *cfg;
+	int64_t seed = 0;
+	const cJSON *v;
+
+	if (store_run_last_generate(st, &cfg_text, &seed))
+		return;
+	cfg = cJSON_Parse(cfg_text);
+	free(cfg_text);
+	v = cJSON_GetObjectItemCaseSensitive(cfg, "per_task");
+	if (!(given & 1u) && cJSON_IsNumber(v) && v->valuedouble >= 1)
+		o->per_task = (int)v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(cfg, "options");
+	if (!(given & 2u) && cJSON_IsNumber(v) && v->valuedouble >= 2 && v->valuedouble <= 8)
+		o->options = (int)v->valuedouble;
+	if (!(given & 4u) && seed >= 0)
+		o->seed = (uint64_t)seed;
+	v = cJSON_GetObjectItemCaseSensitive(cfg, "max_turns");
+	if (!(given & 8u) && cJSON_IsNumber(v) && v->valuedouble >= 2)
+		o->max_turns = (int)v->valuedouble;
+	cJSON_Delete(cfg);
+}
+
 static const char generate_usage[] =
 	"usage: proxima generate REC... --db F [options]\n"
 	"       proxima regenerate --db F --task CATEGORY [--recording ID] [options]\n"
@@ -491,6 +521,8 @@ static const char generate_usage[] =
 	"  --jobs J          sessions at once (default: number of cores)\n"
 	"  --max-turns N     brain turns per session (default 16)\n"
 	"  --task CATEGORY   regenerate: the category whose unreviewed QAs are replaced\n"
+	"                    (--per-task, --options, --seed and --max-turns default to\n"
+	"                    those of the store's latest generate run)\n"
 	"  --recording ID    regenerate: only this recording\n"
 	"  --quiet           no progress line\n"
 	"  --verbose         print why each dropped candidate was dropped\n";
@@ -529,6 +561,7 @@ static int generate_main(int argc, char **argv, int regen)
 	const char *brain_spec = "local";
 	char *end, config[2048];
 	int c, i, nw, rc = 0, failed = 0, max_sessions = 0;
+	unsigned given = 0; /* bit per option given on the command line: n, O, s, M */
 	double t0;
 
 	o.per_task = 60;
@@ -569,6 +602,7 @@ static int generate_main(int argc, char **argv, int regen)
 				      : c == 's' ? "seed" : c == 'j' ? "jobs" : "max-turns", optarg);
 				return CMD_USAGE;
 			}
+			given |= c == 'n' ? 1u : c == 'O' ? 2u : c == 's' ? 4u : c == 'M' ? 8u : 0u;
 			if (c == 'n') o.per_task = (int)v;
 			else if (c == 'S') max_sessions = (int)v;
 			else if (c == 'o') o.brain.llm.timeout_ms = v;
@@ -619,12 +653,10 @@ static int generate_main(int argc, char **argv, int regen)
 		fputs(generate_usage, stderr);
 		return CMD_USAGE;
 	}
-	o.max_sessions = max_sessions ? max_sessions : 4 * o.per_task + 8;
 	if (brain_parse_spec(brain_spec, &o.brain)) {
 		error("%s", err_msg());
 		return CMD_USAGE;
 	}
-	o.brain.llm.seed = (long)(o.seed & 0x7fffffff);
 	o.brain.llm.temperature = 0;
 	nw = o.jobs;
 
@@ -640,6 +672,10 @@ static int generate_main(int argc, char **argv, int regen)
 		error_code(rc, o.db);
 		return CMD_FAILED;
 	}
+	if (regen)
+		reuse_settings(st, &o, given);
+	o.max_sessions = max_sessions ? max_sessions : 4 * o.per_task + 8;
+	o.brain.llm.seed = (long)(o.seed & 0x7fffffff);
 	if (regen && o.regen_recording) {
 		struct cJSON *r = NULL;
 

@@ -794,6 +794,37 @@ out:
 	return 0;
 }
 
+int store_run_last_generate(struct store *st, char **config_json, int64_t *seed)
+{
+	sqlite3_stmt *s = NULL;
+	int rc, step;
+
+	rc = db_prepare(st, "SELECT config_json, seed FROM runs WHERE config_json IS NOT NULL"
+			" AND json_valid(config_json)"
+			" AND coalesce(json_extract(config_json, '$.regenerate'), 0) = 0"
+			" ORDER BY id DESC LIMIT 1", &s, "reading the last run");
+	if (rc)
+		goto out;
+	step = sqlite3_step(s);
+	if (step == SQLITE_DONE) {
+		rc = err_set(ENG_ENOTFOUND, "'%s': no generate run recorded", st->path);
+		goto out;
+	}
+	if (step != SQLITE_ROW) {
+		rc = db_fail(st, "reading the last run");
+		goto out;
+	}
+	*config_json = strdup((const char *)sqlite3_column_text(s, 0));
+	if (!*config_json) {
+		rc = oom(st);
+		goto out;
+	}
+	*seed = sqlite3_column_int64(s, 1);
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
 /* ================================ QAs ================================ */
 
 /* Category and sub-task names form group keys and filter lists. */

@@ -158,6 +158,14 @@ int store_run_finish(struct store *st, int64_t run_id, const char *status,
  */
 int store_run_list_running(struct store *st, struct cJSON **out);
 
+/*
+ * The config_json (caller frees it) and seed of the latest run that was a
+ * generate (config "regenerate" false or absent), for regenerate to reuse
+ * its settings. Returns 0, ENG_ENOTFOUND when there is none, ENG_ENOMEM or
+ * ENG_EDB.
+ */
+int store_run_last_generate(struct store *st, char **config_json, int64_t *seed);
+
 /* ================================ QAs ================================ */
 
 /*

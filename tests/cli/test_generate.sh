@@ -196,4 +196,18 @@ b=$(q "$TMP/crash.db" "select group_concat(id || answer_index || options_json ||
 n=$(q "$TMP/crash.db" "select count(*) from qa q left join traces t on t.qa_id = q.id where t.qa_id is null")
 [ "$n" -eq 0 ] && ok "every QA kept its trace through the kill" || not_ok "$n QAs without a trace"
 
+# ---- regenerate reuses the latest generate's --per-task, --options and --seed
+expect_status 0 "generate with --per-task 3 --options 8 --seed 9" "$PROXIMA" generate "$TMP/k" \
+	--db "$TMP/reuse.db" --per-task 3 --options 8 --seed 9 --quiet --tasks intention
+q "$TMP/reuse.db" "select id from qa order by id" >"$TMP/reuse.before"
+expect_status 0 "regenerate without those options" "$PROXIMA" regenerate --db "$TMP/reuse.db" \
+	--task intention --quiet
+q "$TMP/reuse.db" "select id from qa where status = 'pending' order by id" >"$TMP/reuse.after"
+cmp -s "$TMP/reuse.before" "$TMP/reuse.after" &&
+	ok "the replacements are the same QAs (same count, seed and ids)" ||
+	not_ok "regenerate did not make the QAs the generate made"
+n=$(q "$TMP/reuse.db" "select count(*) from qa where json_array_length(options_json) = 8")
+[ "$n" -eq "$(wc -l <"$TMP/reuse.before")" ] && ok "with 8 options each, as before" ||
+	not_ok "$n of the QAs have 8 options"
+
 done_testing
