@@ -23,6 +23,8 @@
 #include "agent.h"
 #include "brain.h"
 #include "err.h"
+#include "hash.h"
+#include "jsonfile.h"
 #include "recording.h"
 #include "registry.h"
 #include "store.h"
@@ -62,6 +64,7 @@ struct gen_opts {
 	struct brain_config brain;
 	const char *regen_category;  /* regenerate: the category */
 	const char *regen_recording; /* regenerate: one recording, or NULL */
+	int shard_i, shard_n;        /* --shard i/n; shard_n 0 when not sharded */
 };
 
 /* Does the --tasks list select group g? Items: category, category.subtask, .../metric. */
@@ -119,6 +122,92 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ======================= Sharding (--shard i/n) ======================= */
+
+/* Parses "i/n" (decimal, 0 <= i < n <= 1000000). Returns 0 or -1. */
+static int shard_parse(const char *arg, int *i, int *n)
+{
+	char *end;
+	long a, b;
+
+	if (!arg[0] || !strchr("0123456789", arg[0]))
+		return -1;
+	a = strtol(arg, &end, 10);
+	if (*end != '/' || !end[1] || !strchr("0123456789", end[1]))
+		return -1;
+	b = strtol(end + 1, &end, 10);
+	if (*end || b < 1 || b > 1000000 || a < 0 || a >= b)
+		return -1;
+	*i = (int)a;
+	*n = (int)b;
+	return 0;
+}
+
+/*
+ * The shard of a recording id: the first 8 bytes of SHA-256(id) as a
+ * big-endian integer, modulo n. So a recording lands in one shard whatever
+ * the order or the grouping of the arguments.
+ */
+static int shard_of(const char *id, int n, int *shard)
+{
+	char hex[HASH_HEX_LEN + 1], head[17];
+	int rc;
+
+	rc = hash_hex(id, strlen(id), hex);
+	if (rc)
+		return rc;
+	memcpy(head, hex, 16);
+	head[16] = '\0';
+	*shard = (int)(strtoull(head, NULL, 16) % (unsigned long long)n);
+	return 0;
+}
+
+/*
+ * Whether the recording in folder path belongs to shard o->shard_i, in
+ * *mine. A native recording's id is read from its recording.json alone;
+ * any other layout (or a recording.json that does not give an id) is
+ * loaded, and when it is ours the loaded recording is handed over in
+ * *loaded for run_recording(). Returns 0, or -1 after printing the error.
+ */
+static int shard_pick(const struct gen_opts *o, const char *path, int *mine,
+		      struct recording **loaded)
+{
+	struct recording *rec = NULL;
+	const char *id = NULL;
+	cJSON *doc = NULL;
+	char file[4096];
+	int rc = 0, shard = 0;
+
+	*loaded = NULL;
+	if (recording_detect(path) == REC_LAYOUT_NATIVE &&
+	    (size_t)snprintf(file, sizeof(file), "%s/recording.json", path) < sizeof(file) &&
+	    !jsonfile_read(file, &doc))
+		id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "id"));
+	err_clear();
+	if (!id || !*id) {
+		rc = recording_load(path, REC_LAYOUT_AUTO, &rec);
+		if (rc) {
+			rc = error_code(rc, path);
+			goto out;
+		}
+		id = rec->id;
+	}
+	rc = shard_of(id, o->shard_n, &shard);
+	if (rc) {
+		rc = error_code(rc, "hashing a recording id");
+		goto out;
+	}
+	*mine = shard == o->shard_i;
+	if (*mine) {
+		*loaded = rec;
+		rec = NULL;
+	}
+out:
+	cJSON_Delete(doc);
+	recording_free(rec);
+	return rc ? -1 : 0;
 }
 
 /* ======================= Cache hook for the openai brain ======================= */
@@ -271,18 +360,22 @@ static int candidate_total(struct tool_ctx *ctx, const struct group *g, uint64_t
 	return total;
 }
 
+/*
+ * Generates the QAs of the recording in folder path. rec, when not NULL,
+ * is that recording already loaded; it is consumed either way.
+ */
 static int run_recording(const struct gen_opts *o, struct store *st, int64_t run_id,
-			 struct worker *w, int nw, const char *path, struct totals *t,
-			 double t0)
+			 struct worker *w, int nw, const char *path, struct recording *rec,
+			 struct totals *t, double t0)
 {
-	struct recording *rec = NULL;
 	struct agent_params ap;
 	struct agent_result *res = NULL;
 	char (*seen)[HASH_HEX_LEN + 1] = NULL;
 	size_t gi;
-	int rc, i, chunk = nw * 4;
+	int rc = 0, i, chunk = nw * 4;
 
-	rc = recording_load(path, REC_LAYOUT_AUTO, &rec);
+	if (!rec)
+		rc = recording_load(path, REC_LAYOUT_AUTO, &rec);
 	if (rc)
 		return error_code(rc, path);
 	{
@@ -524,6 +617,13 @@ static const char generate_usage[] =
 	"                    (--per-task, --options, --seed and --max-turns default to\n"
 	"                    those of the store's latest generate run)\n"
 	"  --recording ID    regenerate: only this recording\n"
+	"  --shard I/N       generate: only the recordings of shard I of N (0 <= I < N):\n"
+	"                    those whose id's SHA-256 (first 8 bytes, big-endian)\n"
+	"                    is I modulo N, so every shard takes the same list and\n"
+	"                    each recording lands in one; native recordings of other\n"
+	"                    shards are skipped after reading recording.json, other\n"
+	"                    layouts after loading them (the id is the loader's);\n"
+	"                    'proxima merge' joins the shard stores\n"
 	"  --quiet           no progress line\n"
 	"  --verbose         print why each dropped candidate was dropped\n";
 
@@ -547,6 +647,7 @@ static int generate_main(int argc, char **argv, int regen)
 		{ "seed", required_argument, NULL, 's' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "max-turns", required_argument, NULL, 'M' },
+		{ "shard", required_argument, NULL, 'H' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -560,7 +661,7 @@ static int generate_main(int argc, char **argv, int regen)
 	int64_t run_id = 0;
 	const char *brain_spec = "local";
 	char *end, config[2048];
-	int c, i, nw, rc = 0, failed = 0, max_sessions = 0;
+	int c, i, nw, rc = 0, failed = 0, max_sessions = 0, n_other = 0;
 	unsigned given = 0; /* bit per option given on the command line: n, O, s, M */
 	double t0;
 
@@ -587,6 +688,12 @@ static int generate_main(int argc, char **argv, int regen)
 		case 'R': o.brain.record_path = optarg; break;
 		case 'q': o.quiet = 1; break;
 		case 'v': o.verbose = 1; break;
+		case 'H':
+			if (shard_parse(optarg, &o.shard_i, &o.shard_n)) {
+				error("--shard: '%s' is not I/N with 0 <= I < N (e.g. 0/4)", optarg);
+				return CMD_USAGE;
+			}
+			break;
 		case 'p':
 			if (llm_profile_parse(optarg, &o.brain.llm.profile)) {
 				error("--profile: unknown provider '%s'", optarg);
@@ -638,6 +745,10 @@ static int generate_main(int argc, char **argv, int regen)
 	}
 	if (o.tasks && check_tasks(o.tasks))
 		return CMD_USAGE;
+	if (regen && o.shard_n) {
+		error("--shard applies to generate; regenerate works on the store's recordings");
+		return CMD_USAGE;
+	}
 	if (regen) {
 		if (!o.regen_category || strchr(o.regen_category, '.')) {
 			error("--task CATEGORY is required (intention, exploration, exploitation or chain)");
@@ -725,14 +836,17 @@ static int generate_main(int argc, char **argv, int regen)
 		}
 	}
 	{
-		char host[128] = "";
+		char host[128] = "", shard[32] = "null";
 
 		gethostname(host, sizeof(host) - 1);
+		if (o.shard_n)
+			snprintf(shard, sizeof(shard), "\"%d/%d\"", o.shard_i, o.shard_n);
 		snprintf(config, sizeof(config),
 			 "{\"tasks\":\"%s\",\"per_task\":%d,\"options\":%d,\"jobs\":%d,"
-			 "\"max_turns\":%d,\"regenerate\":%s,\"pid\":%ld,\"host\":\"%s\"}",
+			 "\"max_turns\":%d,\"regenerate\":%s,\"shard\":%s,\"pid\":%ld,"
+			 "\"host\":\"%s\"}",
 			 o.tasks ? o.tasks : "all", o.per_task, o.options, o.jobs, o.max_turns,
-			 regen ? "true" : "false", (long)getpid(), host);
+			 regen ? "true" : "false", shard, (long)getpid(), host);
 	}
 	mark_interrupted(st);
 	rc = store_run_begin(st, config, brain_name(b0), brain_model(b0), (int64_t)o.seed,
@@ -780,25 +894,41 @@ static int generate_main(int argc, char **argv, int regen)
 					failed = 1;
 					continue;
 				}
-				if (run_recording(&o, st, run_id, w, nw, root, &t, t0))
+				if (run_recording(&o, st, run_id, w, nw, root, NULL, &t, t0))
 					failed = 1;
 			}
 		}
 		cJSON_Delete(recs);
 	} else {
-		for (i = optind; i < argc; i++)
-			if (run_recording(&o, st, run_id, w, nw, argv[i], &t, t0))
+		for (i = optind; i < argc; i++) {
+			struct recording *rec = NULL;
+			int mine = 1;
+
+			if (o.shard_n && shard_pick(&o, argv[i], &mine, &rec)) {
 				failed = 1;
+				continue;
+			}
+			if (!mine) {
+				n_other++;
+				continue;
+			}
+			if (run_recording(&o, st, run_id, w, nw, argv[i], rec, &t, t0))
+				failed = 1;
+		}
 	}
 	{
 		char counts[256];
 
 		snprintf(counts, sizeof(counts),
-			 "{\"qa_new\":%ld,\"qa_kept\":%ld,\"qa_replaced\":%ld,\"dropped\":%ld,\"failed\":%ld}",
-			 t.qa_new, t.qa_kept, t.qa_replaced, t.drops, t.failed);
+			 "{\"qa_new\":%ld,\"qa_kept\":%ld,\"qa_replaced\":%ld,\"dropped\":%ld,\"failed\":%ld,"
+			 "\"other_shards\":%d}",
+			 t.qa_new, t.qa_kept, t.qa_replaced, t.drops, t.failed, n_other);
 		store_run_finish(st, run_id, failed ? "failed" : "ok", counts);
 	}
 	print_summary(&o, &t, now_s() - t0, run_id);
+	if (o.shard_n)
+		printf("  shard %d/%d: %d of %d recordings, %d left to other shards\n", o.shard_i,
+		       o.shard_n, argc - optind - n_other, argc - optind, n_other);
 	rc = failed ? -1 : 0;
 out:
 	if (w)

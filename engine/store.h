@@ -440,4 +440,48 @@ int store_cache_get(struct store *st, const char *key, char **response_json,
 int store_cache_put(struct store *st, const char *key, const char *request_json,
 		    const char *response_json, int status, int64_t latency_ms);
 
+/* ============================ Merging stores ============================ */
+
+/* What store_merge() did with one input store. */
+struct store_merge_stats {
+	int64_t recordings_added; /* recordings new to the output */
+	int64_t runs_added;       /* runs copied under new ids */
+	int64_t runs_known;       /* runs the output already held (a repeated merge) */
+	int64_t qa_added;         /* QA ids new to the output */
+	int64_t qa_replaced;      /* ids whose row from the input won */
+	int64_t qa_kept;          /* ids whose output row stayed as it was */
+	int64_t reviews_added;    /* reviews appended to the output */
+	int64_t reviews_known;    /* reviews the output already held */
+	int64_t drops_added;      /* drops new to the output */
+	int64_t cache_written;    /* llm_cache keys new to the output, or newer */
+};
+
+/*
+ * Merges the store in file path into st, in one transaction (a failure
+ * leaves st as it was), for sharded generation (docs/store.md, Sharding).
+ * The input's content is not changed (SQLite may checkpoint its WAL).
+ * - recordings: the union; a recording st already holds is kept as it is.
+ * - runs: each input run is copied under a new id, and the QAs and drops
+ *   that name it name the new id. A run that st already holds (same
+ *   started_at, config, brain, model, seed and engine version) is not
+ *   copied again; its status is taken from the input if st still has it
+ *   "running" and the input does not.
+ * - qa, by id: a new id is copied with its trace. For an id in both, the
+ *   row that ranks higher is kept: a reviewed status (approved, rejected,
+ *   edited) over any other, then the later updated_at, then st's row. The
+ *   trace goes with the row. A reviewer's edited wording is kept when the
+ *   other row has none and both ask the same generated question.
+ * - reviews: appended in the input's order, except those st already holds
+ *   (same qa_id, reviewer, decision and decided_at). None is dropped.
+ * - drops: the union, counted once as store_drop_put() counts them.
+ * - llm_cache: by key; of two entries for a key, the later created_at.
+ * So merging the same input twice adds nothing. stats (may be NULL) gets
+ * the counts of this input. Returns 0; ENG_ENOENT (no file path); ENG_EINVAL
+ * (a batch is open, st is read-only, or path is st's own file);
+ * ENG_ERANGE (the input's schema version is not this program's, newer or
+ * older; the message names the file and both versions); ENG_EDB (path is
+ * not a proxima store, or SQLite fails; the message names path).
+ */
+int store_merge(struct store *st, const char *path, struct store_merge_stats *stats);
+
 #endif /* STORE_H */
