@@ -155,6 +155,8 @@ static int shard_of(const char *id, int n, int *shard)
 	char hex[HASH_HEX_LEN + 1], head[17];
 	int rc;
 
+	if (!id)
+		return ENG_EINVAL;
 	rc = hash_hex(id, strlen(id), hex);
 	if (rc)
 		return rc;
