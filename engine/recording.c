@@ -169,12 +169,15 @@ int recording_load(const char *path, enum rec_layout layout,
 	if (rc)
 		goto out;
 	if (!rec->id) {
-		const char *b = strrchr(path, '/');
-		size_t n;
+		/* the last path component, whatever trailing slashes the path has */
+		size_t end = strlen(path), start;
 
-		b = b && b[1] ? b + 1 : path;
-		n = strcspn(b, "/");
-		rec->id = strndup(b, n);
+		while (end > 1 && path[end - 1] == '/')
+			end--;
+		start = end;
+		while (start > 0 && path[start - 1] != '/')
+			start--;
+		rec->id = strndup(path + start, end - start);
 		if (!rec->id) {
 			rc = ENG_ENOMEM;
 			goto out;

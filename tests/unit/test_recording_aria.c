@@ -129,6 +129,21 @@ static void test_adt_counts(void **state)
  * 3d_bounding_box.csv row; c_scene = t_wo + R(q_wo) local_c with q read
  * w-first from scene_objects.csv; c_world = (x, -z, y) of c_scene.
  */
+/* A source without an id of its own is named after its folder, however the path is typed. */
+static void test_id_from_folder(void **state)
+{
+	static const char *const paths[] = { DATA "adt", DATA "adt/", DATA "adt//", "./" DATA "adt/" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct recording *rec = load(paths[i]);
+
+		assert_string_equal(rec->id, "adt");
+		recording_free(rec);
+	}
+}
+
 static void test_adt_object_boxes(void **state)
 {
 	struct recording *rec;
@@ -681,6 +696,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_adt_counts),
+		cmocka_unit_test(test_id_from_folder),
 		cmocka_unit_test(test_adt_object_boxes),
 		cmocka_unit_test(test_adt_camera_and_gaze),
 		cmocka_unit_test(test_mps_sample),
