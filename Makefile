@@ -96,10 +96,15 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libproxima.a
 demo: all
 	@sh scripts/demo.sh
 
+# cppcheck and clang-tidy (.clang-tidy); fails on any finding.
 lint:
-	cppcheck --quiet --enable=warning,performance --inline-suppr -Iengine -Itools -Igeometry engine tools geometry
+	@BUILD=$(BUILD) sh scripts/lint.sh
+
+# libFuzzer targets (clang); FUZZ_SECONDS per target, default 20.
+fuzz:
+	@sh tests/fuzz/run.sh
 
 clean:
-	rm -rf build build-check proxima
+	rm -rf build build-check build-fuzz proxima
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d)
