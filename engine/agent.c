@@ -20,7 +20,7 @@ void agent_defaults(struct agent_params *p)
 {
 	p->max_turns = 16;
 	p->max_calls_per_turn = 8;
-	p->max_result_bytes = 16 * 1024;
+	p->max_result_bytes = (size_t)16 * 1024;
 	p->max_submit_attempts = 3;
 	truth_defaults(&p->truth);
 }
@@ -521,13 +521,13 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 					rc = ENG_ENOMEM;
 			} else {
 				t = now_s();
-				rc = tool_call(ctx, name, args, &res);
+				/* a failed call still gives a result ("ok": false) for the brain */
+				(void)tool_call(ctx, name, args, &res);
 				out->t_tools_s += now_s() - t;
 				out->tool_calls++;
 				if (!res) {
 					rc = ENG_ENOMEM;
 				} else {
-					rc = 0;
 					text = cJSON_PrintUnformatted(res);
 					rc = text ? push_tool_result(&h, trace, id, name, text,
 								     p->max_result_bytes)

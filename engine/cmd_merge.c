@@ -55,6 +55,7 @@ static void print_input(const char *path, const struct store_merge_stats *m)
 	printf("%s: %lld QAs (%lld added, %lld replaced, %lld kept), %lld review%s added"
 	       " (%lld already there), %lld run%s added (%lld already there),"
 	       " %lld recording%s added, %lld drop%s added, %lld cache entr%s written\n",
+	/* NOLINTNEXTLINE(bugprone-misplaced-widening-cast): int64_t and long long have the same width */
 	       path, (long long)(m->qa_added + m->qa_replaced + m->qa_kept),
 	       (long long)m->qa_added, (long long)m->qa_replaced, (long long)m->qa_kept,
 	       (long long)m->reviews_added, plural(m->reviews_added),

@@ -62,7 +62,7 @@ static void print_wrapped(FILE *f, const char *text, int indent, int width)
 
 		while (*p == ' ')
 			p++;
-		while (p[n] && n < room) {
+		while (n < room && p[n]) {
 			if (p[n] == ' ')
 				last_space = n;
 			n++;

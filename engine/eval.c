@@ -458,6 +458,7 @@ static char key_letter(const cJSON *x)
 		return 0;
 	if (s[0] >= 'a' && s[0] <= 'h')
 		return (char)(s[0] - 'a' + 'A');
+	/* NOLINTNEXTLINE(bugprone-narrowing-conversions): both arms are chars */
 	return s[0] >= 'A' && s[0] <= 'H' ? s[0] : 0;
 }
 

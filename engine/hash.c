@@ -50,10 +50,10 @@ int hash_finish(struct hash *h, char out[HASH_HEX_LEN + 1])
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
+		out[2 * (size_t)i] = hex[md[i] >> 4];
+		out[2 * (size_t)i + 1] = hex[md[i] & 15];
 	}
-	out[2 * n] = '\0';
+	out[2 * (size_t)n] = '\0';
 out:
 	hash_free(h);
 	return rc;

@@ -126,6 +126,7 @@ int llm_msg_tool_result(struct llm_msg *m, const char *tool_call_id,
 	if (!tool_call_id)
 		return err_set(ENG_EINVAL, "tool result without a tool_call_id");
 	m->tool_call_id = strdup(tool_call_id);
+	/* cppcheck-suppress nullPointerRedundantCheck ; xstrdup(NULL) is NULL */
 	m->name = xstrdup(name);
 	m->content = xstrdup(content ? content : "");
 	if (!m->tool_call_id || (name && !m->name) || !m->content) {
@@ -1715,7 +1716,6 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 		a.body = NULL;
 		memset(&out->error, 0, sizeof(out->error));
 		out->error.retry_after_ms = -1;
-		retryable = 0;
 		if (a.status == 0) {
 			out->error.curl_code = (int)a.cc;
 			copy_field(out->error.message, sizeof(out->error.message),

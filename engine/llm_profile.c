@@ -362,6 +362,7 @@ static int canon(const cJSON *j, struct buf *b, int skip_volatile)
 	for (it = j->child; it; it = it->next)
 		n++;
 	if (n) {
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		kids = malloc(n * sizeof(*kids));
 		if (!kids)
 			return ENG_ENOMEM;
@@ -370,6 +371,7 @@ static int canon(const cJSON *j, struct buf *b, int skip_volatile)
 	for (it = j->child; it; it = it->next)
 		kids[i++] = it;
 	if (n > 1)
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		qsort(kids, n, sizeof(*kids), key_cmp);
 	rc = buf_add(b, "{", 1);
 	k = 0;

@@ -342,6 +342,7 @@ static float lev_sim(const char *a, size_t la, const char *b, size_t lb)
 
 		cur[0] = (int)i;
 		for (j = 1; j <= lb; j++) {
+			/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): la and lb are the strlen of initialised strings */
 			int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
 			int del = prev[j] + 1, ins = cur[j - 1] + 1;
 			int m = sub < del ? sub : del;
@@ -888,6 +889,7 @@ static void gen_yaw(struct ws *w, const struct answer *t)
 			c.yaw_deg = (float)-s * (m - (float)k);
 			add(w, &c, 2);
 		}
+	/* NOLINTNEXTLINE(clang-analyzer-security.FloatLoopCounter): multiples of 5 are exact in float */
 	for (g = -175.0f; g <= 180.0f; g += 5.0f) {
 		c.yaw_deg = g;
 		add(w, &c, 3);

@@ -424,7 +424,8 @@ int recording__aria_read_gaze(const char *path, struct rec_cpf_gaze **out,
 			 * den, yaw = atan(X / Z) = atan((tan l + tan r) / 2), which
 			 * also stays defined when den = 0.
 			 */
-			s.yaw = atan((tan(l) + tan(r)) / 2.0);
+			if (!rc)
+				s.yaw = atan((tan(l) + tan(r)) / 2.0);
 		} else {
 			double ly, ry, lp, rp, e[6];
 

@@ -355,7 +355,6 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 		rc = csv_next(c);
 		if (rc <= 0)
 			break;
-		rc = 0;
 		k = find_id(ix, rec->nobjects, csv_cell(c, col_id));
 		if (k < 0) {
 			rc = csv_err(c, ENG_EINVAL, "unknown object id '%.64s'", csv_cell(c, col_id));

@@ -1110,8 +1110,8 @@ static int make_token(char out[33])
 		got += (size_t)n;
 	}
 	for (i = 0; i < 16; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
+		out[2 * (size_t)i] = hex[b[i] >> 4];
+		out[2 * (size_t)i + 1] = hex[b[i] & 15];
 	}
 	out[32] = '\0';
 	return 0;
@@ -1172,7 +1172,7 @@ int review_server_start(const struct review_config *cfg, struct review_server **
 	}
 	snprintf(s->bind, sizeof(s->bind), "%s", bind_addr);
 	snprintf(s->reviewer, sizeof(s->reviewer), "%s", cfg->reviewer);
-	s->max_body = cfg->max_body ? cfg->max_body : REVIEW_MAX_BODY;
+	s->max_body = cfg->max_body ? cfg->max_body : (size_t)REVIEW_MAX_BODY;
 	if (stat(cfg->db_path, &sb)) {
 		rc = err_set(ENG_ENOENT, "'%s': no such store", cfg->db_path);
 		goto out;

@@ -1865,7 +1865,7 @@ static void add_to(cJSON *obj, const char *name, double n)
 	cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, name);
 
 	if (item)
-		cJSON_SetNumberValue(item, item->valuedouble + n);
+		cJSON_SetNumberHelper(item, item->valuedouble + n);
 }
 
 /* The group object for (cat, sub, metric) in groups, made with zeros if new. */
@@ -2336,7 +2336,6 @@ static int stats_kappa(struct store *st, cJSON *rv)
 				goto out;
 			}
 			memset(t, 0, sizeof(t));
-			have = 0;
 		}
 		if (step != SQLITE_ROW)
 			break;

@@ -708,6 +708,7 @@ static int go_work(struct sim *m, const double p[3], long host, long attn)
 	rc = stand_for(m, p, host, &gx, &gy);
 	if (rc)
 		return rc;
+	/* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): stand_for() sets gx, gy when it returns 0 */
 	rc = walk_to(m, gx, gy, attn, p);
 	if (!rc && !m->done && synth__rng_range(m->rng, 0, 1) < 0.1)
 		look_around(m, 1);

@@ -70,6 +70,7 @@ static int prepare_dir(const char *dir, bool force)
 		return err_set(ENG_EIO, "cannot read folder '%s': %s", dir, strerror(er));
 	}
 	while (empty) {
+		/* cppcheck-suppress readdirCalled ; readdir_r is deprecated, d is ours alone */
 		e = readdir(d);
 		if (!e)
 			break;

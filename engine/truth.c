@@ -249,6 +249,7 @@ static char *frames_json(int64_t t, const struct truth_params *p, int64_t *start
 
 	*start = t - w;
 	for (i = 0; i < n; i++)
+		/* NOLINTNEXTLINE(bugprone-integer-division): whole nanoseconds are meant */
 		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)(t - w + w * i / (n - 1))));
 	s = cJSON_PrintUnformatted(a);
 	cJSON_Delete(a);
@@ -739,7 +740,7 @@ static int truth_chain(struct build *b, struct truth *out)
 	size_t first, i, npool = 0;
 	struct qc_chain *ch = NULL;
 	struct answer an;
-	int k = cJSON_GetArraySize(jget(b->args, "actions")), rc, j;
+	int k, rc, j;
 	const char *goal;
 	struct buf q, cands;
 
@@ -822,6 +823,7 @@ static int truth_chain(struct build *b, struct truth *out)
 		for (j = 0; j < k - 1; j++) {
 			const char *s = cJSON_GetArrayItem(l, j)->valuestring;
 
+			/* NOLINTNEXTLINE(bugprone-narrowing-conversions): both arms are chars */
 			edges[j] = bev_dir_from_letter(s ? s[0] : '?');
 		}
 		if (qc_chain_answer(ch, order, edges, &an))

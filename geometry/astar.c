@@ -202,7 +202,7 @@ int astar_ws_load(struct astar_ws *ws, const struct grid *g)
 				if (!p[u + ws->off[d]])
 					continue;
 				if (d >= 4 && (!p[u + move_dx[d]] ||
-					       !p[u + move_dy[d] * W]))
+					       !p[u + (ptrdiff_t)move_dy[d] * W]))
 					continue;
 				m |= 1u << d;
 			}

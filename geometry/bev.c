@@ -87,6 +87,7 @@ const char *bev_dir_name(enum bev_dir d)
 
 char bev_dir_letter(enum bev_dir d)
 {
+	/* NOLINTNEXTLINE(bugprone-narrowing-conversions): both arms are chars */
 	return (unsigned)d < BEV_NDIR ? dir_letters[d] : '?';
 }
 

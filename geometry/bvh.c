@@ -153,6 +153,7 @@ static void packet_set_lane(struct bvh_packet *pk, int lane,
 	int k, j;
 
 	for (j = 0; j < 3; j++) {
+		/* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): o is a box; bvh_refit has none only when n = 0 */
 		pk->c[j][lane] = o->c[j];
 		pk->h[j][lane] = o->h[j];
 		for (k = 0; k < 3; k++)
@@ -836,6 +837,7 @@ bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 			int mask = packet_test(pk, &s, TMAX_ARG(best_t), t0);
 
 			while (mask) {
+				/* NOLINTNEXTLINE(bugprone-signed-char-misuse): the table is signed on purpose (-1 for none) */
 				int j = ctz4[mask];
 				int32_t bi = pk->idx[j];
 

@@ -411,7 +411,7 @@ int grid_nearest_free(const struct grid *g, double fx, double fy,
 		r0 = jc - (g->h - 1);
 	r1 = labs(ic) + labs(jc) + g->w + g->h;
 	for (r = r0; r <= r1; r++) {
-		double rmin = r - 0.5;
+		double rmin = (double)r - 0.5;
 
 		/* every cell of ring r is at least r - 0.5 from the point */
 		if (r > 0 && rmin * rmin > best)

@@ -80,6 +80,7 @@ void pose_mul(const struct pose *a, const struct pose *b, struct pose *out)
 
 	quat_mul(a->q, b->q, r.q);
 	pose_apply(a, b->t, r.t);
+	/* cppcheck-suppress uninitvar ; quat_mul and pose_apply wrote r.q and r.t */
 	*out = r;
 }
 

@@ -117,6 +117,7 @@ static int static_layer(struct occ_cache *c, const struct recording *rec,
 
 	if (l->valid && l->target == target && l->skip_hash == skip_hash &&
 	    l->lo[0] == lo[0] && l->lo[1] == lo[1] && l->hi[0] == hi[0] && l->hi[1] == hi[1] &&
+	    /* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just misses */
 	    l->w == w && l->h == h && l->floor_z == floor_z && !memcmp(&l->p, p, sizeof(*p)))
 		return 0;
 	l->valid = false;

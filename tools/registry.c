@@ -477,7 +477,8 @@ static void snippet(const char *p, char *b, size_t n)
 {
 	size_t i;
 
-	for (i = 0; p[i] && i < 24 && i + 1 < n; i++)
+	for (i = 0; i < 24 && i + 1 < n && p[i]; i++)
+		/* NOLINTNEXTLINE(bugprone-narrowing-conversions): both arms are chars */
 		b[i] = ((unsigned char)p[i] < 0x20) ? ' ' : p[i];
 	while (i > 0 && ((unsigned char)p[i] & 0xC0) == 0x80) /* whole characters only */
 		i--;

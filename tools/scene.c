@@ -298,6 +298,7 @@ int scene_at(struct scene *s, int64_t t)
 		if (!box_finite(&s->scratch[j]))
 			return err_set(ENG_EINVAL, "object '%s': its box is not finite at %lld ns",
 				       s->rec->objects[g->obj[j]].id, (long long)t);
+		/* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just rebuilds */
 		if (!moved && memcmp(&s->scratch[j], &g->box[j], sizeof(struct obb)))
 			moved = true;
 	}
