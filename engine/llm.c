@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +69,27 @@ static const char *get_str(const cJSON *o, const char *k)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/*
+ * v as a long, saturated at the ends of long's range (NaN gives 0): a
+ * server's number can be anything, and the plain cast is undefined past
+ * the range.
+ */
+static long to_long(double v)
+{
+	if (v != v)
+		return 0;
+	if (v >= (double)LONG_MAX)
+		return LONG_MAX;
+	if (v <= (double)LONG_MIN)
+		return LONG_MIN;
+	return (long)v;
+}
+
 static long get_long(const cJSON *o, const char *k)
 {
 	const cJSON *v = get(o, k);
 
-	return cJSON_IsNumber(v) ? (long)v->valuedouble : 0;
+	return cJSON_IsNumber(v) ? to_long(v->valuedouble) : 0;
 }
 
 /* ===================== Messages ===================== */
@@ -663,7 +680,7 @@ int llm_parse_duration(const char *s, long *ms)
 	while (*p) {
 		double v = strtod(p, &end);
 
-		if (end == p || v < 0)
+		if (end == p || !(v >= 0))
 			return ENG_EINVAL;
 		p = end;
 		if (!strncmp(p, "ms", 2)) {
@@ -682,7 +699,7 @@ int llm_parse_duration(const char *s, long *ms)
 			return ENG_EINVAL;
 		}
 	}
-	*ms = (long)(total + 0.5);
+	*ms = to_long(total + 0.5);
 	return 0;
 }
 
@@ -700,15 +717,15 @@ int llm_parse_retry_after(const char *value, time_t now, long *ms)
 	if (end != value) {
 		while (isspace((unsigned char)*end))
 			end++;
-		if (*end || v < 0)
+		if (*end || !(v >= 0))
 			return ENG_EINVAL;
-		*ms = (long)(v * 1000 + 0.5);
+		*ms = to_long(v * 1000 + 0.5);
 		return 0;
 	}
 	t = curl_getdate(value, NULL);
 	if (t == (time_t)-1)
 		return ENG_EINVAL;
-	*ms = t > now ? (long)(t - now) * 1000 : 0;
+	*ms = t > now ? to_long((double)(t - now) * 1000) : 0;
 	return 0;
 }
 
@@ -1616,7 +1633,7 @@ static void header_hints(const struct attempt *a, struct llm_error *err)
 	if (v) {
 		d = strtod(v, &end);
 		if (end != v && d >= 0) {
-			err->retry_after_ms = (long)(d + 0.5);
+			err->retry_after_ms = to_long(d + 0.5);
 			return;
 		}
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for engine/answer.h: arbitrary text parsed as an option
- * of every answer kind (and used as an object name). A parsed answer must render and its JSON form must
+ * of every answer kind (and used as an object name), and read as a stored
+ * answer by ans_from_json(). A parsed answer must render and its JSON form must
  * read back equal. For the kinds without free-text names (head turns and
  * navigation), the rendered text must also parse back to an equal answer
  * (ans_parse() reads what ans_render() writes); names may hold any words,
@@ -75,6 +76,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (a.kind != (enum ans_kind)k)
 			abort();
 		round_trip(&a);
+	}
+	/* the text as a stored answer (ans_to_json's form) */
+	{
+		cJSON *j = cJSON_ParseWithLength(text, size);
+
+		if (j && !ans_from_json(j, &a))
+			round_trip(&a);
+		cJSON_Delete(j);
 	}
 	free(text);
 	return 0;

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for engine/llm.h: arbitrary bodies through
  * llm_reply_parse() (with and without tool-call salvage) and
- * llm_error_parse(). Every string the parsers fill is then read to its end,
+ * llm_error_parse(), and short texts through llm_parse_retry_after() and
+ * llm_parse_duration(). Every string the parsers fill is then read to its end,
  * and a parsed message is deep-copied and moved as history does.
  */
 #include <stdint.h>
@@ -78,6 +79,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	llm_reply_init(&r);
 	(void)llm_reply_parse(body, size, NULL, 0, 1, NULL, &r);
 	llm_reply_release(&r);
+
+	/* the text as a Retry-After header and as a protobuf duration */
+	if (size < 256) {
+		char text[256];
+		long ms;
+
+		memcpy(text, data, size);
+		text[size] = '\0';
+		if (!llm_parse_retry_after(text, 1445412450, &ms) && ms < 0)
+			abort(); /* promised: *ms >= 0 */
+		(void)llm_parse_duration(text, &ms);
+	}
 
 	llm_error_parse(body, size, 429, &e);
 	if (memchr(e.type, '\0', sizeof(e.type)) == NULL ||

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1508,6 +1509,48 @@ static void test_backoff_and_retry_after(void **state)
 	assert_int_equal(llm_parse_duration("2 s", &ms), ENG_EINVAL);
 }
 
+/*
+ * Numbers from a server past the range of long saturate instead of going
+ * through an undefined cast (found by tests/fuzz/fuzz_llm_reply.c; UBSan
+ * stopped make check on these before the fix).
+ */
+static void test_huge_numbers_saturate(void **state)
+{
+	static const char body[] =
+		"{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"ok\"}}],"
+		"\"usage\":{\"prompt_tokens\":-1e300,\"completion_tokens\":12,"
+		"\"total_tokens\":3.4e126}}";
+	static const char gemini[] =
+		"[{\"error\":{\"code\":429,\"message\":\"slow down\",\"status\":"
+		"\"RESOURCE_EXHAUSTED\",\"details\":[{\"@type\":"
+		"\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\"1e300s\"}]}}]";
+	struct llm_reply r;
+	struct llm_error e;
+	long ms = -1;
+
+	(void)state;
+	llm_reply_init(&r);
+	assert_int_equal(llm_reply_parse(body, sizeof(body) - 1, NULL, 0, 0, NULL, &r), 0);
+	assert_true(r.usage.present);
+	assert_true(r.usage.total_tokens == LONG_MAX);
+	assert_true(r.usage.prompt_tokens == LONG_MIN);
+	assert_int_equal(r.usage.completion_tokens, 12);
+	llm_reply_release(&r);
+
+	llm_error_parse(gemini, sizeof(gemini) - 1, 429, &e);
+	assert_true(e.retry_after_ms == LONG_MAX);
+	assert_string_equal(e.message, "slow down");
+
+	assert_int_equal(llm_parse_duration("1e300s", &ms), 0);
+	assert_true(ms == LONG_MAX);
+	assert_int_equal(llm_parse_duration("infs", &ms), 0);
+	assert_true(ms == LONG_MAX);
+	assert_int_equal(llm_parse_duration("nans", &ms), ENG_EINVAL);
+	assert_int_equal(llm_parse_retry_after("1e300", 0, &ms), 0);
+	assert_true(ms == LONG_MAX);
+	assert_int_equal(llm_parse_retry_after("nan", 0, &ms), ENG_EINVAL);
+}
+
 static void test_gemini_schema_transform(void **state)
 {
 	cJSON *s = cJSON_Parse(
@@ -1630,6 +1673,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_clients),
 		cmocka_unit_test(test_cache_key_canonical),
 		cmocka_unit_test(test_backoff_and_retry_after),
+		cmocka_unit_test(test_huge_numbers_saturate),
 		cmocka_unit_test(test_gemini_schema_transform),
 		cmocka_unit_test(test_build_request_rules),
 	};
