@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Occupancy rasterisation throughput: the DESIGN.md grid (0.10 m cells,
+ * Occupancy rasterisation throughput: the docs/design.md grid (0.10 m cells,
  * 0.25 m inflation, height band) built from scenes of random furniture-
  * and object-sized oriented boxes in a room, timed per grid and per box.
  * Prints one line per scene: `occupancy N boxes: ours X grids/s ...`.

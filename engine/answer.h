@@ -2,7 +2,7 @@
 /*
  * Structured answers: the discretised value of a QA's ground truth (and of
  * every negative option), one tagged struct for every sub-task and metric of
- * DESIGN.md section 3, and its conversions: to option text through the
+ * docs/design.md section 3, and its conversions: to option text through the
  * templates in prompts/answers/ (one phrasing per kind), to and from JSON for
  * storage, and back from the free text an LLM wrote.
  *
@@ -10,7 +10,7 @@
  * fields a kind uses are listed next to each field; the others stay zero.
  * Values are canonical after ans_normalise(): yaws on the 5-degree grid with
  * the "keep facing forward" and "turn around" classes folded to 0 and 180,
- * distances on the DESIGN.md distance grid, names trimmed. ans_equal(),
+ * distances on the docs/design.md distance grid, names trimmed. ans_equal(),
  * ans_render() and the negative margins in engine/qc.h expect canonical
  * values; ans_parse() and ans_from_json() return canonical values.
  */
@@ -107,7 +107,7 @@ void ans_init(struct answer *a, enum ans_kind kind);
 int ans_set_text(char *field, size_t size, const char *s);
 
 /*
- * Makes *a canonical with the discretisation settings p (NULL = DESIGN.md
+ * Makes *a canonical with the discretisation settings p (NULL = docs/design.md
  * defaults): the yaw class from the raw yaw (|yaw| < forward_deg -> 0,
  * |yaw| > around_deg -> 180) and the magnitude rounded to the angle step;
  * distances rounded with disc_distance(); names trimmed. Returns 0, or

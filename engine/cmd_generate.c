@@ -33,7 +33,7 @@
 #define PROXIMA_VERSION "0.1.0"
 #endif
 
-/* The nine groups of DESIGN.md section 3. */
+/* The nine groups of docs/design.md section 3. */
 static const struct group {
 	const char *subtask; /* full: category.subtask */
 	const char *metric;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Option assembly and quality control (DESIGN.md section 4): hard negatives
+ * Option assembly and quality control (docs/design.md section 4): hard negatives
  * built and checked in the structured answer space, the EgoTools text checks
  * of a multiple-choice item, the deterministic option shuffle, and the
  * candidate action set of chain questions. docs/answers.md gives every rule
@@ -28,7 +28,7 @@
 #define QC_CHAIN_MAX_CAND 16   /* most candidates of a chain's action set */
 #define QC_DESC_MAX 160        /* a chain candidate's description, with the NUL */
 
-/* The settings; qc_defaults() fills the values of DESIGN.md section 4. */
+/* The settings; qc_defaults() fills the values of docs/design.md section 4. */
 struct qc_params {
 	int n_options;           /* options per item: 5 (EgoProx), 8 (EgoTools style) */
 	float angle_margin_deg;  /* negatives differ in yaw by at least this (30) */

@@ -4,7 +4,7 @@
  * a folder on disk (native proxima-recording/1, Aria Digital Twin, Aria
  * MPS, Ego-Exo4D take).
  *
- * Conventions (DESIGN.md section 2): world frame right-handed, +Z up,
+ * Conventions (docs/design.md section 2): world frame right-handed, +Z up,
  * metres; time int64 ns on the device clock; camera frame OpenCV (+X right,
  * +Y down, +Z forward). `traj` holds T_world_camera. For Aria sources the
  * camera is the CPF-aligned head camera: T_world_device * T_device_CPF *

@@ -2,7 +2,7 @@
 /*
  * The project store: one SQLite file (WAL mode) holding recordings, runs,
  * generated QAs with their traces, reviews, dropped candidates and the LLM
- * response cache (DESIGN.md section 6; the schema is in docs/store.md).
+ * response cache (docs/design.md section 6; the schema is in docs/store.md).
  * This is the only module that talks to SQLite; no sqlite3 type leaves it.
  *
  * Conventions for every function below:

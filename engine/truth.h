@@ -29,7 +29,7 @@ struct truth_params {
 	struct qc_params qc;   /* options, margins, text checks */
 };
 
-/* Fills p with the defaults of DESIGN.md. Can't fail. */
+/* Fills p with the defaults of docs/design.md. Can't fail. */
 void truth_defaults(struct truth_params *p);
 
 /* One assembled QA (strings owned, freed by truth_release). */

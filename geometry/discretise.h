@@ -2,14 +2,14 @@
 /*
  * Discretisation of angles and distances into the coarse, human-readable
  * values that answers use, and the ambiguity margins that reject values
- * too close to a bin edge (DESIGN.md section 3).
+ * too close to a bin edge (docs/design.md section 3).
  */
 #ifndef DISCRETISE_H
 #define DISCRETISE_H
 
 #include <stdbool.h>
 
-/* The discretisation settings; disc_defaults() fills the DESIGN.md values. */
+/* The discretisation settings; disc_defaults() fills the docs/design.md values. */
 struct disc_params {
 	float angle_step_deg;   /* rounding step for angles (5) */
 	float dist_step_m;      /* rounding step up to dist_coarse_from_m (0.1) */
@@ -24,7 +24,7 @@ struct disc_params {
 	float dist_margin_m;    /* ambiguity margin at distance class edges (0.05) */
 };
 
-/* Fills p with the defaults of DESIGN.md. Can't fail. */
+/* Fills p with the defaults of docs/design.md. Can't fail. */
 void disc_defaults(struct disc_params *p);
 
 /* |deg| rounded to the angle step (so 93 -> 95). Can't fail. */

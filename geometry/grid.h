@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Occupancy grid over the world XY plane (DESIGN.md section 3). A grid is
+ * Occupancy grid over the world XY plane (docs/design.md section 3). A grid is
  * a transparent view over caller memory: w * h bytes, row-major, cell
  * (cx, cy) at index cy * w + cx. Cell (0, 0) has its minimum corner at
  * world (x0, y0); column cx grows with world +X and row cy with world +Y.
@@ -41,7 +41,7 @@ struct grid {
 	uint8_t *cells;  /* w * h enum grid_cell values, caller memory */
 };
 
-/* Rasterisation settings; grid_defaults() gives the DESIGN.md values. */
+/* Rasterisation settings; grid_defaults() gives the docs/design.md values. */
 struct grid_params {
 	float cell_m;    /* cell edge (0.10) */
 	float inflate_m; /* obstacle inflation radius (0.25) */

@@ -3,7 +3,7 @@
  * build_chain: the chain constructor. For K actions, the edge between
  * consecutive action locations is the 8-way direction of location(a_i+1)
  * relative to location(a_i) in the BEV frame of the camera heading at
- * a_i's start (DESIGN.md section 3), written with EgoProx's letters; and
+ * a_i's start (docs/design.md section 3), written with EgoProx's letters; and
  * every order of the K actions that respects the ordering constraints,
  * each with its own edges.
  */

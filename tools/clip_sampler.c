@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sample_clips: the salient clip sampler (DESIGN.md section 3). For a
+ * sample_clips: the salient clip sampler (docs/design.md section 3). For a
  * sub-task it enumerates every current time T whose clip satisfies the
  * sub-task's rule, in time order, thins them (at most one per target per
  * 2 s of T), and hands them out in an order shuffled by a seed.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Gaze against the scene: the object each gaze ray hits, and the
- * fixations of the whole gaze stream (I-VT with the DESIGN.md settings:
+ * fixations of the whole gaze stream (I-VT with the docs/design.md settings:
  * 30 deg/s, merge gaps < 75 ms and < 1 deg, drop < 100 ms), each with the
  * object its mean ray hits. Shared by cast_gaze and the gaze-target clip
  * check. A gaze ray hits the first box it enters within GAZE_RANGE_M,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The occupancy grid of a recording at one time (DESIGN.md section 3),
+ * The occupancy grid of a recording at one time (docs/design.md section 3),
  * shared by build_occupancy, plan_path and the navigation clip check.
  *
  * Obstacles are the object boxes at t whose vertical span overlaps

@@ -225,7 +225,7 @@ void tool__object_pos(const struct recording *rec, size_t i, int64_t t,
 		      vec3 out);
 
 /*
- * The location of action i (DESIGN.md section 3): its object's box centre
+ * The location of action i (docs/design.md section 3): its object's box centre
  * at the action start when the action names an object, else the camera
  * position at the start (clamped into the trajectory). *source is
  * "object" or "camera". Can't fail.

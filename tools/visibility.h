@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The visibility predicate of DESIGN.md section 3 and the visibility
+ * The visibility predicate of docs/design.md section 3 and the visibility
  * timeline built from it.
  *
  * Object O is visible from the camera at time t when its box centre c:

@@ -167,7 +167,7 @@ static void test_render_chain_readable(void **state)
 	buf_release(&b);
 }
 
-/* |yaw| < 15 keeps facing forward, |yaw| > 165 turns around (DESIGN.md 3). */
+/* |yaw| < 15 keeps facing forward, |yaw| > 165 turns around (docs/design.md 3). */
 static void test_turn_thresholds(void **state)
 {
 	static const struct {

@@ -67,7 +67,7 @@ static void random_truth(enum ans_kind k, struct answer *a)
 }
 
 /*
- * The margins of DESIGN.md section 4, written out independently of
+ * The margins of docs/design.md section 4, written out independently of
  * qc_distinct(): true when b is a valid negative of a.
  */
 static bool margins_ok(const struct answer *a, const struct answer *b)

@@ -704,7 +704,7 @@ static void test_smooth(void **state)
 
 /*
  * The camera stays on free cells of the occupancy grid the navigation tool
- * builds (DESIGN.md defaults: 0.10 m cells, 0.25 m inflation, band 0.05..1.8
+ * builds (docs/design.md defaults: 0.10 m cells, 0.25 m inflation, band 0.05..1.8
  * m) over the walls and furniture.
  */
 static void check_free_space(const struct synth_recording *s)

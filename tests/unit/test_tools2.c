@@ -283,7 +283,7 @@ static void occ_cells(struct tool_ctx *ctx, int64_t t, const char *target, uint8
 	cJSON_Delete(res);
 }
 
-/* One grid_rasterize() pass over every box at t, as DESIGN.md states the grid. */
+/* One grid_rasterize() pass over every box at t, as docs/design.md states the grid. */
 static void direct_cells(const struct recording *r, int64_t t, long target, uint8_t *cells,
 			 int *w, int *h)
 {
