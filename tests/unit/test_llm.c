@@ -1511,8 +1511,8 @@ static void test_backoff_and_retry_after(void **state)
 
 /*
  * Numbers from a server past the range of long saturate instead of going
- * through an undefined cast (found by tests/fuzz/fuzz_llm_reply.c; UBSan
- * stopped make check on these before the fix).
+ * through an undefined cast (found by tests/fuzz/fuzz_llm_reply.c under
+ * clang's UBSan; on x86-64 the old cast gave LONG_MIN for all of them).
  */
 static void test_huge_numbers_saturate(void **state)
 {
