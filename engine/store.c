@@ -662,24 +662,24 @@ out:
 	return rc;
 }
 
-int store_recording_list(struct store *st, cJSON **out)
+/*
+ * Every row of a parameterless query as a cJSON array of objects built
+ * with row_to_json(cols). `what` names the work in error messages.
+ */
+static int list_rows(struct store *st, const char *sql, const struct col_spec *cols,
+		     size_t ncols, const char *what, cJSON **out)
 {
-	static const struct col_spec cols[] = {
-		{ "id", COL_TEXT }, { "layout", COL_TEXT }, { "root", COL_TEXT },
-		{ "t0_ns", COL_INT }, { "t1_ns", COL_INT },
-	};
 	sqlite3_stmt *s = NULL;
 	cJSON *arr = cJSON_CreateArray(), *row = NULL;
 	int rc, step;
 
 	if (!arr)
 		return oom(st);
-	rc = db_prepare(st, "SELECT id, layout, root, t0_ns, t1_ns FROM recordings ORDER BY id",
-			&s, "listing recordings");
+	rc = db_prepare(st, sql, &s, what);
 	if (rc)
 		goto out;
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		rc = row_to_json(s, 0, cols, ARRAY_SIZE(cols), &row);
+		rc = row_to_json(s, 0, cols, ncols, &row);
 		if (rc) {
 			rc = oom(st);
 			goto out;
@@ -687,7 +687,7 @@ int store_recording_list(struct store *st, cJSON **out)
 		cJSON_AddItemToArray(arr, row);
 	}
 	if (step != SQLITE_DONE)
-		rc = db_fail(st, "listing recordings");
+		rc = db_fail(st, what);
 out:
 	sqlite3_finalize(s);
 	if (rc) {
@@ -696,6 +696,17 @@ out:
 	}
 	*out = arr;
 	return 0;
+}
+
+int store_recording_list(struct store *st, cJSON **out)
+{
+	static const struct col_spec cols[] = {
+		{ "id", COL_TEXT }, { "layout", COL_TEXT }, { "root", COL_TEXT },
+		{ "t0_ns", COL_INT }, { "t1_ns", COL_INT },
+	};
+
+	return list_rows(st, "SELECT id, layout, root, t0_ns, t1_ns FROM recordings ORDER BY id",
+			 cols, ARRAY_SIZE(cols), "listing recordings", out);
 }
 
 int store_run_begin(struct store *st, const char *config_json, const char *brain,
@@ -764,34 +775,9 @@ int store_run_list_running(struct store *st, cJSON **out)
 	static const struct col_spec cols[] = {
 		{ "id", COL_INT }, { "config", COL_JSON }, { "started_at", COL_TEXT },
 	};
-	sqlite3_stmt *s = NULL;
-	cJSON *arr = cJSON_CreateArray(), *row = NULL;
-	int rc, step;
 
-	if (!arr)
-		return oom(st);
-	rc = db_prepare(st, "SELECT id, config_json, started_at FROM runs WHERE status = 'running'"
-			" ORDER BY id", &s, "listing running runs");
-	if (rc)
-		goto out;
-	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-		rc = row_to_json(s, 0, cols, ARRAY_SIZE(cols), &row);
-		if (rc) {
-			rc = oom(st);
-			goto out;
-		}
-		cJSON_AddItemToArray(arr, row);
-	}
-	if (step != SQLITE_DONE)
-		rc = db_fail(st, "listing running runs");
-out:
-	sqlite3_finalize(s);
-	if (rc) {
-		cJSON_Delete(arr);
-		return rc;
-	}
-	*out = arr;
-	return 0;
+	return list_rows(st, "SELECT id, config_json, started_at FROM runs WHERE status = 'running'"
+			 " ORDER BY id", cols, ARRAY_SIZE(cols), "listing running runs", out);
 }
 
 int store_run_last_generate(struct store *st, char **config_json, int64_t *seed)
