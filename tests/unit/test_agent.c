@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +39,7 @@
 #include "recording.h"
 #include "registry.h"
 #include "store.h"
+#include "stub_proc.h"
 #include "synth.h"
 #include "truth.h"
 
@@ -58,13 +58,6 @@ static struct {
 	struct brain *local;
 	struct agent_params ap;
 } F;
-
-static const char *build_dir(void)
-{
-	const char *b = getenv("PROXIMA_BUILD");
-
-	return b && *b ? b : "build";
-}
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -126,87 +119,24 @@ struct stub {
 /* Starts the stub on script (writing its request log to log_name in F.dir). */
 static void stub_start(struct stub *s, const char *script, const char *log_name)
 {
-	char bin[512], line[64];
-	int fds[2];
-	FILE *f;
+	const char *args[] = { "--script", script, "--log", NULL, "--timeout-s", "60", NULL };
 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->log, sizeof(s->log), "%s/%s", F.dir, log_name);
-	snprintf(bin, sizeof(bin), "%s/tests/llm_stub", build_dir());
-	assert_int_equal(pipe(fds), 0);
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		const char *argv[] = { bin, "--script", script, "--log", s->log,
-				       "--timeout-s", "60", NULL };
-
-		/* a crashed test must not leave its stub behind */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execv(bin, (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	assert_non_null(f);
-	assert_non_null(fgets(line, sizeof(line), f));
-	fclose(f);
-	assert_int_equal(sscanf(line, "port %d", &s->port), 1);
+	args[3] = s->log;
+	s->pid = stub_proc_start(args, &s->port);
 	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d/v1", s->port);
 }
 
 static void stub_stop(struct stub *s)
 {
-	int st;
-
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, &st, 0);
-		s->pid = 0;
-	}
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char tmp[4096];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	buf_init(&b, (size_t)64 << 20);
-	for (;;) {
-		n = fread(tmp, 1, sizeof(tmp), f);
-		if (!n)
-			break;
-		assert_int_equal(buf_add(&b, tmp, n), 0);
-	}
-	fclose(f);
-	return buf_detach(&b);
+	stub_proc_stop(&s->pid);
 }
 
 /* The stub's request log, one element per request (an empty array for no file). */
 static cJSON *stub_log(const struct stub *s)
 {
-	char *text = slurp(s->log), *line, *next;
-	cJSON *arr = cJSON_CreateArray();
-
-	for (line = text; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (*line) {
-			cJSON *j = cJSON_Parse(line);
-
-			assert_non_null(j);
-			cJSON_AddItemToArray(arr, j);
-		}
-	}
-	free(text);
-	return arr;
+	return stub_proc_log(s->log, 0);
 }
 
 static int stub_count(const struct stub *s)

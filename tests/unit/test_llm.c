@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +26,7 @@
 #include "err.h"
 #include "hash.h"
 #include "llm.h"
+#include "stub_proc.h"
 
 #define DATA "tests/data/llm/"
 
@@ -40,13 +40,6 @@ struct stub {
 	char url[64];
 };
 
-static const char *build_dir(void)
-{
-	const char *b = getenv("PROXIMA_BUILD");
-
-	return b && *b ? b : "build";
-}
-
 static void make_tmpdir(char *dir, size_t n)
 {
 	const char *t = getenv("TMPDIR");
@@ -59,64 +52,29 @@ static void make_tmpdir(char *dir, size_t n)
 static void stub_start(struct stub *s, const char *script, const char *a1, const char *a2,
 		       const char *a3, const char *a4)
 {
-	char bin[512];
-	char line[64];
-	int fds[2];
-	FILE *f;
+	const char *args[12] = { "--script", script, "--log", s->log, "--timeout-s", "30" };
+	int n = 6;
 
 	memset(s, 0, sizeof(*s));
 	make_tmpdir(s->dir, sizeof(s->dir));
 	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", s->dir);
-	snprintf(bin, sizeof(bin), "%s/tests/llm_stub", build_dir());
-	assert_int_equal(pipe(fds), 0);
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		const char *argv[16];
-		int n = 0;
-
-		/* a crashed test must not leave its stub behind */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		argv[n++] = bin;
-		argv[n++] = "--script";
-		argv[n++] = script;
-		argv[n++] = "--log";
-		argv[n++] = s->log;
-		argv[n++] = "--timeout-s";
-		argv[n++] = "30";
-		if (a1)
-			argv[n++] = a1;
-		if (a2)
-			argv[n++] = a2;
-		if (a3)
-			argv[n++] = a3;
-		if (a4)
-			argv[n++] = a4;
-		argv[n] = NULL;
-		execv(bin, (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	f = fdopen(fds[0], "r");
-	assert_non_null(f);
-	assert_non_null(fgets(line, sizeof(line), f));
-	fclose(f);
-	assert_int_equal(sscanf(line, "port %d", &s->port), 1);
+	args[3] = s->log;
+	if (a1)
+		args[n++] = a1;
+	if (a2)
+		args[n++] = a2;
+	if (a3)
+		args[n++] = a3;
+	if (a4)
+		args[n++] = a4;
+	args[n] = NULL;
+	s->pid = stub_proc_start(args, &s->port);
 	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d/v1", s->port);
 }
 
 static void stub_stop(struct stub *s)
 {
-	int st;
-
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, &st, 0);
-		s->pid = 0;
-	}
+	stub_proc_stop(&s->pid);
 }
 
 static void rm_tree(const char *dir)
@@ -132,47 +90,10 @@ static void rm_tree(const char *dir)
 	rmdir(dir);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char tmp[4096];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	buf_init(&b, (size_t)64 << 20);
-	for (;;) {
-		n = fread(tmp, 1, sizeof(tmp), f);
-		if (!n)
-			break;
-		assert_int_equal(buf_add(&b, tmp, n), 0);
-	}
-	fclose(f);
-	return buf_detach(&b);
-}
-
 /* The stub's request log as a JSON array (one element per request). */
 static cJSON *stub_log(const struct stub *s)
 {
-	char *text = slurp(s->log);
-	cJSON *arr = cJSON_CreateArray();
-	char *line, *next;
-
-	assert_non_null(text);
-	for (line = text; line && *line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (*line) {
-			cJSON *j = cJSON_Parse(line);
-
-			assert_non_null(j);
-			cJSON_AddItemToArray(arr, j);
-		}
-	}
-	free(text);
-	return arr;
+	return stub_proc_log(s->log, 1);
 }
 
 static int stub_count(const struct stub *s)
