@@ -16,7 +16,24 @@ endif
 ifeq ($(CI),true)
 CFLAGS_WARN += -Werror
 endif
-CPPFLAGS += -D_GNU_SOURCE -Iengine -Itools -Igeometry
+CPPFLAGS += -D_GNU_SOURCE
+
+# The rooms of the house and what each may include (docs/design.md, Layout):
+# a room sees its own headers and those of the rooms below it, nothing else,
+# so an include against the arrows is a compile error.
+I_geometry  = -Igeometry
+I_base      = $(I_geometry) -Iengine/base
+I_recording = $(I_base) -Iengine/recording
+I_tools     = $(I_recording) -Itools
+I_task      = $(I_tools) -Iengine/task
+I_llm       = $(I_base) -Iengine/llm
+I_brain     = $(I_task) -Iengine/llm -Iengine/brain
+I_agent     = $(I_brain) -Iengine/agent
+I_store     = $(I_base) -Iengine/store
+I_synth     = $(I_recording) -Iengine/synth
+I_out       = $(I_recording) -Iengine/store -Iengine/out
+I_all       = $(I_agent) -Iengine/store -Iengine/synth -Iengine/out -Iengine/cmd
+ROOMS       = base recording task llm brain agent store synth out cmd
 CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
 LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp
 
@@ -25,11 +42,11 @@ SANFLAGS  = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 
 GEOM_SRC   := $(wildcard geometry/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
-ENGINE_SRC := $(filter-out engine/main.c,$(wildcard engine/*.c))
+ENGINE_SRC := $(filter-out engine/cmd/main.c,$(wildcard $(ROOMS:%=engine/%/*.c)))
 EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js))
 LIB_SRC    := $(GEOM_SRC) $(TOOLS_SRC) $(ENGINE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o
-MAIN_OBJ   := $(BUILD)/engine/main.o
+MAIN_OBJ   := $(BUILD)/engine/cmd/main.o
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 STUB_SRC   := $(wildcard tests/stub/*.c)
@@ -37,7 +54,7 @@ STUB_BIN   := $(if $(STUB_SRC),$(BUILD)/tests/llm_stub)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check bench demo clean lint fuzz
+.PHONY: all deps test check bench demo clean lint fuzz print-inc
 all: deps $(BUILD)/proxima proxima
 
 deps:
@@ -63,19 +80,32 @@ $(BUILD)/gen/embedded.c: $(BUILD)/embed $(EMBED_IN) Makefile
 	$(BUILD)/embed $@ $(EMBED_IN)
 
 $(BUILD)/gen/embedded.o: $(BUILD)/gen/embedded.c
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(I_base) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/geometry/%.o:  ROOM_INC = $(I_geometry)
+$(BUILD)/tools/%.o:     ROOM_INC = $(I_tools)
+$(BUILD)/engine/base/%.o:      ROOM_INC = $(I_base)
+$(BUILD)/engine/recording/%.o: ROOM_INC = $(I_recording)
+$(BUILD)/engine/task/%.o:      ROOM_INC = $(I_task)
+$(BUILD)/engine/llm/%.o:       ROOM_INC = $(I_llm)
+$(BUILD)/engine/brain/%.o:     ROOM_INC = $(I_brain)
+$(BUILD)/engine/agent/%.o:     ROOM_INC = $(I_agent)
+$(BUILD)/engine/store/%.o:     ROOM_INC = $(I_store)
+$(BUILD)/engine/synth/%.o:     ROOM_INC = $(I_synth)
+$(BUILD)/engine/out/%.o:       ROOM_INC = $(I_out)
+$(BUILD)/engine/cmd/%.o:       ROOM_INC = $(I_all)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(ROOM_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproxima.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS) -lcmocka
 
 $(BUILD)/tests/llm_stub: $(STUB_SRC) $(BUILD)/libproxima.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(STUB_SRC) $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -o $@ $(STUB_SRC) $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS)
 
 # ffmpeg is only needed by the tests of export --frames and the video review test.
 test: deps $(BUILD)/proxima $(TEST_BIN) $(STUB_BIN)
@@ -91,7 +121,7 @@ bench: deps $(BUILD)/proxima $(BENCH_BIN) $(STUB_BIN)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libproxima.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS)
 
 demo: all
 	@sh scripts/demo.sh
@@ -103,6 +133,10 @@ lint:
 # libFuzzer targets (clang); FUZZ_SECONDS per target, default 20.
 fuzz:
 	@sh tests/fuzz/run.sh
+
+# The include flags of every room, for scripts that compile outside make.
+print-inc:
+	@echo $(I_all)
 
 clean:
 	rm -rf build build-check build-fuzz proxima

@@ -15,7 +15,7 @@
 
 #include "fixation.h"
 
-/* The layout of struct rec_gaze (engine/recording.h). */
+/* The layout of struct rec_gaze (engine/recording/recording.h). */
 struct sample {
 	int64_t t_ns;
 	float o[3];

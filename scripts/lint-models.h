@@ -5,7 +5,7 @@
  * time, so it does not know what these library functions guarantee and
  * then follows paths that cannot happen:
  *   - err_set() and csv_err() return the code they are given (engine/err.c,
- *     engine/csv.c), never 0;
+ *     engine/recording/csv.c), never 0;
  *   - cJSON_IsString() and the other cJSON type tests are false for NULL.
  * Each macro still calls the real function, so its arguments are checked.
  */

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 sh scripts/setup.sh cppcheck clang-tidy || exit 1
 BUILD=${BUILD:-build}
 inc=$BUILD/lint/include
+rooms=$(make -s --no-print-directory print-inc)
 fail=0
 
 # cppcheck reads cJSON's and cglm's own headers (for cJSON_ArrayForEach and
@@ -22,19 +23,19 @@ cppcheck --quiet --error-exitcode=1 --inline-suppr \
 	--enable=warning,performance,portability \
 	--suppress=missingIncludeSystem --suppress="*:$inc/*" \
 	--library=posix,gnu,libcurl,sqlite3,openssl,openmp \
-	-D_GNU_SOURCE -I"$inc" -Iengine -Itools -Igeometry \
+	-D_GNU_SOURCE -I"$inc" $rooms \
 	engine tools geometry || fail=1
 
 # scripts/lint-models.h tells the analyser what err_set(), csv_err() and the
 # cJSON type tests guarantee; the files that define them go without.
 echo "lint: clang-tidy"
-ls engine/*.c tools/*.c geometry/*.c | xargs -P2 -n1 sh -c '
+ls engine/*/*.c tools/*.c geometry/*.c | ROOMS="$rooms" xargs -P2 -n1 sh -c '
 	case $1 in
-	engine/err.c) m=-DLINT_NO_ERR_MODEL ;;
-	engine/csv.c) m=-DLINT_NO_CSV_MODEL ;;
+	engine/base/err.c) m=-DLINT_NO_ERR_MODEL ;;
+	engine/recording/csv.c) m=-DLINT_NO_CSV_MODEL ;;
 	*) m= ;;
 	esac
-	clang-tidy --quiet "$1" -- -std=c11 -D_GNU_SOURCE -Iengine -Itools -Igeometry \
+	clang-tidy --quiet "$1" -- -std=c11 -D_GNU_SOURCE $ROOMS \
 		-fopenmp -include scripts/lint-models.h $m 2>&1 |
 		grep -v "^[0-9]* warnings\? \(and [0-9]* errors\? \)\?generated\.$"
 	exit 0' sh >"$BUILD/lint/tidy.log"

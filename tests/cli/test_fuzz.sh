@@ -10,7 +10,7 @@ LIB=$PROXIMA_BUILD/libproxima.a
 CC=${CC:-cc}
 FLAGS="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 -Wwrite-strings -Wvla -Wcast-qual -Wundef -Wno-unused-parameter -Werror \
--D_GNU_SOURCE -Iengine -Itools -Igeometry"
+-D_GNU_SOURCE $(make -s --no-print-directory print-inc)"
 LIBS="-lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp"
 
 if command -v clang >/dev/null 2>&1; then

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for engine/answer.h: arbitrary text parsed as an option
+ * libFuzzer target for engine/task/answer.h: arbitrary text parsed as an option
  * of every answer kind (and used as an object name), and read as a stored
  * answer by ans_from_json(). A parsed answer must render and its JSON form must
  * read back equal. For the kinds without free-text names (head turns and

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for engine/csv.h: arbitrary bytes read as a CSV file
+ * libFuzzer target for engine/recording/csv.h: arbitrary bytes read as a CSV file
  * with a header row, every cell of every row read as text and through each
  * number parser. csv_open() takes a path, so the input is written to an
  * in-memory file (memfd) opened through /proc/self/fd.

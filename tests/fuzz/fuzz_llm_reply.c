@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for engine/llm.h: arbitrary bodies through
+ * libFuzzer target for engine/llm/llm.h: arbitrary bodies through
  * llm_reply_parse() (with and without tool-call salvage) and
  * llm_error_parse(), and short texts through llm_parse_retry_after() and
  * llm_parse_duration(). Every string the parsers fill is then read to its end,

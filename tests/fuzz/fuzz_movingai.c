@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for engine/movingai.h: arbitrary bytes parsed as a
+ * libFuzzer target for engine/recording/movingai.h: arbitrary bytes parsed as a
  * Moving AI .map and as a .scen file; an input holding both (the map, a
  * line "----", the scenarios) is also checked scenario against map.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for tools/schema.h: arbitrary text compiled as a schema
+ * libFuzzer target for engine/base/schema.h: arbitrary text compiled as a schema
  * (and, when it compiles, used to validate a few fixed instances and the
  * text itself), and arbitrary text validated as an instance against every
  * embedded tool schema (schemas/tools/).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for engine/template.h: arbitrary bytes rendered as a
+ * libFuzzer target for engine/task/template.h: arbitrary bytes rendered as a
  * template with a few variables, into a bounded buffer.
  */
 #include <stdint.h>

@@ -16,7 +16,7 @@ CLANG=${CLANG:-clang}
 B=build-fuzz
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 OPT="-O1 -g -fsanitize=fuzzer-no-link $SAN"
-CPPFLAGS="-D_GNU_SOURCE -Iengine -Itools -Igeometry"
+CPPFLAGS="-D_GNU_SOURCE $(make -s --no-print-directory print-inc)"
 WARN="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 -Wmissing-prototypes -Wwrite-strings -Wvla -Wcast-qual -Wundef -Wno-unused-parameter"
 LIBS="-lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp"
