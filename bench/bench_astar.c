@@ -36,6 +36,7 @@
 #include "err.h"
 #include "grid.h"
 #include "movingai.h"
+#include "rng.h"
 
 #define DENSITY 0.25
 #define NSCEN 128
@@ -52,19 +53,6 @@ static const struct bench_map maps[] = {
 	{ 1024, 20241024u },
 };
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double rng_unit(uint64_t *s)
-{
-	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 /* buf = a + b; -1 when it does not fit. */
 static int cat2(char *buf, size_t cap, const char *a, const char *b)
@@ -153,7 +141,7 @@ static int gen_map(const char *dir, const struct bench_map *bm)
 	label(&g, lab, queue);
 	astar_ws_load(ws, &g);
 	while (k < NSCEN) {
-		int32_t a = (int32_t)(rng_next(&s) % n), b = (int32_t)(rng_next(&s) % n);
+		int32_t a = (int32_t)(rng_next64(&s) % n), b = (int32_t)(rng_next64(&s) % n);
 		double cost;
 
 		if (lab[a] < 0 || lab[a] != lab[b] || a == b)

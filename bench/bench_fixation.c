@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "fixation.h"
+#include "rng.h"
 
 /* The layout of struct rec_gaze (engine/recording/recording.h). */
 struct sample {
@@ -23,18 +24,9 @@ struct sample {
 	float depth_m;
 };
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double rng_range(uint64_t *s, double lo, double hi)
 {
-	return lo + (hi - lo) * (double)(rng_next(s) >> 11) *
+	return lo + (hi - lo) * (double)(rng_next64(s) >> 11) *
 		(1.0 / 9007199254740992.0);
 }
 

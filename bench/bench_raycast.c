@@ -22,22 +22,14 @@
 #include "bvh.h"
 #include "obb.h"
 #include "pose.h"
+#include "rng.h"
 
 #define TMAX 6.0f /* visibility.max_range_m */
 #define ROUNDS 3  /* alternating timing rounds of ours and Embree */
 
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static float rng_range(uint64_t *s, float lo, float hi)
 {
-	double u = (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+	double u = (double)(rng_next64(s) >> 11) * (1.0 / 9007199254740992.0);
 
 	return lo + (hi - lo) * (float)u;
 }
@@ -348,7 +340,7 @@ static int bench_scene(size_t n, size_t nrays, const char *anchor)
 		int k;
 
 		for (i = 0; i < nvis; i++) {
-			int32_t j = (int32_t)(rng_next(&s) % n);
+			int32_t j = (int32_t)(rng_next64(&s) % n);
 			float d[3], len;
 			int a;
 

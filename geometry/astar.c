@@ -10,7 +10,6 @@
 #include "errcode.h"
 
 #define SQRT2 1.4142135623730951
-#define RAD2DEG 57.29577951308232
 
 /*
  * The 8 moves: E, W, N, S (rows grow with y), then NE, NW, SE, SW. Bit d
@@ -670,7 +669,7 @@ int astar_legs(const struct grid *g, const int32_t *cells, size_t n,
 			hd = atan2((double)(by - ay), (double)(bx - ax));
 			l->length_m = (float)(hypot(bx - ax, by - ay) * g->cell);
 			l->heading = (float)hd;
-			yaw = bev_wrap_deg((float)((hd - prev) * RAD2DEG));
+			yaw = bev_wrap_deg((float)((hd - prev) * POSE_RAD2DEG));
 			l->yaw_deg = (float)yaw;
 			l->dir = bev_dir_from_yaw((float)yaw);
 			l->first = (int32_t)a;

@@ -215,7 +215,7 @@ int fixation_detect(const struct fixation_input *in,
 	s.full = false;
 	if (in->n < 2)
 		goto out;
-	w = p->max_velocity_dps * (M_PI / 180.0) * 1e-9; /* rad per ns */
+	w = p->max_velocity_dps * POSE_DEG2RAD * 1e-9; /* rad per ns */
 	merge_c2 = chord2(p->merge_angle_deg * (M_PI / 180.0));
 	memset(&run, 0, sizeof(run));
 	tp = (const char *)in->t_ns;

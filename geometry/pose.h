@@ -14,6 +14,10 @@
 
 #include "errcode.h"
 
+/* Degrees per radian and radians per degree, in double precision. */
+#define POSE_RAD2DEG 57.29577951308232
+#define POSE_DEG2RAD 0.017453292519943295
+
 struct pose {
 	versor q; /* rotation, unit quaternion, x,y,z,w (Hamilton) */
 	vec3 t;   /* translation, metres */

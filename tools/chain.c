@@ -23,7 +23,6 @@
 /* An edge shorter than this (BEV, m) has no reliable direction. */
 #define MIN_EDGE_M 0.1
 
-#define RAD2DEG 57.29577951308232
 
 /* The directed edge between two chain members p -> q. */
 struct edge {
@@ -371,7 +370,7 @@ int tool_build_chain(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 			return ENG_ENOMEM;
 		cJSON_AddItemToArray(acts, o);
 		if (!tool__add_num(o, "heading_deg",
-				   bev_wrap_deg((float)((double)c.heading[i] * RAD2DEG)), 2))
+				   bev_wrap_deg((float)((double)c.heading[i] * POSE_RAD2DEG)), 2))
 			return ENG_ENOMEM;
 	}
 	obs = order_json(&c, ident);

@@ -40,6 +40,7 @@
 #include "banned.h"
 #include "bev.h"
 #include "err.h"
+#include "rng.h"
 #include "gaze.h"
 #include "path.h"
 #include "scene.h"
@@ -60,7 +61,6 @@
 #define K_MAX 5
 #define MAX_LISTS 16
 
-#define RAD2DEG 57.29577951308232
 
 enum clip_sub {
 	SUB_HEAD_TURN = 0,
@@ -683,15 +683,6 @@ static int get_list(struct tool_ctx *ctx, int sub, int metric, int64_t window_ns
 	return 0;
 }
 
-/* splitmix64: a small, well-mixed generator for the seeded shuffle. */
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
 
 /* The candidates passing the filters, shuffled by the seed (cached per list). */
 static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, int64_t t1)
@@ -716,7 +707,7 @@ static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, in
 	}
 	st = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(l->sub + 1));
 	for (i = n; i > 1; i--) {
-		size_t j = (size_t)(splitmix(&st) % i), tmp = l->order[i - 1];
+		size_t j = (size_t)(rng_next64(&st) % i), tmp = l->order[i - 1];
 
 		l->order[i - 1] = l->order[j];
 		l->order[j] = tmp;

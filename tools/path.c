@@ -13,7 +13,6 @@
 #include "registry.h"
 #include "scene.h"
 
-#define RAD2DEG 57.29577951308232
 #define DEFAULT_MAX_POINTS 40
 
 /* The A* workspace and the path buffers, kept across calls. */
@@ -244,7 +243,7 @@ static int add_legs(cJSON *result, const struct path_plan *p, const struct disc_
 		cJSON_AddItemToArray(arr, o);
 		if (add_xy(o, "start", l->x0, l->y0) || add_xy(o, "end", l->x1, l->y1) ||
 		    !tool__add_num(o, "length_m", l->length_m, 3) ||
-		    !tool__add_num(o, "heading_deg", bev_wrap_deg((float)((double)l->heading * RAD2DEG)), 2) ||
+		    !tool__add_num(o, "heading_deg", bev_wrap_deg((float)((double)l->heading * POSE_RAD2DEG)), 2) ||
 		    !tool__add_num(o, "yaw_deg", l->yaw_deg, 2) ||
 		    !cJSON_AddStringToObject(o, "direction", bev_dir_name(l->dir)) ||
 		    !cJSON_AddStringToObject(o, "letter", letter) ||
@@ -320,7 +319,7 @@ int tool_plan_path(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	c = cJSON_AddObjectToObject(result, "camera");
 	if (!c ||
 	    !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * RAD2DEG)), 2) ||
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * POSE_RAD2DEG)), 2) ||
 	    add_xy(c, "cell", (float)p.occ.cam_cx, (float)p.occ.cam_cy) ||
 	    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
 		    g->cells[(size_t)p.occ.cam_cy * (size_t)g->w + (size_t)p.occ.cam_cx])))

@@ -17,7 +17,6 @@
 #include "bev.h"
 #include "err.h"
 
-#define RAD2DEG 57.29577951308232
 
 /* Below this horizontal separation (m) the side of A relative to B is undefined. */
 #define SIDE_MIN_M 0.01
@@ -193,7 +192,7 @@ static int add_relation(cJSON *r, const struct disc_params *dp, float heading,
 	if (side_ok) {
 		double r90;
 
-		theta = atan2(l, f) * RAD2DEG;
+		theta = atan2(l, f) * POSE_RAD2DEG;
 		if (fabs(l) >= fabs(f))
 			label = l > 0 ? "left of" : "right of";
 		else
@@ -294,7 +293,7 @@ int tool_spatial_relation(struct tool_ctx *ctx, const cJSON *args, cJSON *result
 
 	c = cJSON_AddObjectToObject(result, "camera");
 	if (!c || !tool__add_time(c, "t_ns", t) || !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * RAD2DEG)), 2))
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * POSE_RAD2DEG)), 2))
 		return ENG_ENOMEM;
 	tg = cJSON_AddObjectToObject(result, "target");
 	if (!tg || !cJSON_AddStringToObject(tg, "kind", has_obj ? "object" : "point"))

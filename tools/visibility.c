@@ -16,8 +16,6 @@
 #include "err.h"
 #include "registry.h"
 
-#define RAD2DEG 57.29577951308232
-#define DEG2RAD 0.017453292519943295
 
 #define DEFAULT_LIMIT 50
 
@@ -57,7 +55,7 @@ static bool project(const struct rec_camera *c, const vec3 p, float *u, float *v
 			*u = c->cx;
 			*v = c->cy;
 		}
-		if (theta > 0.5 * (double)c->fov_deg * DEG2RAD)
+		if (theta > 0.5 * (double)c->fov_deg * POSE_DEG2RAD)
 			return false;
 	} else {
 		*u = c->fx * p[0] / p[2] + c->cx;
@@ -345,7 +343,7 @@ int tool_visible_objects(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	c = cJSON_AddObjectToObject(result, "camera");
 	if (!c ||
 	    !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * RAD2DEG)), 2) ||
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * POSE_RAD2DEG)), 2) ||
 	    !cJSON_AddStringToObject(c, "model", rec->camera.model == REC_CAM_FISHEYE ?
 				     "fisheye" : "pinhole") ||
 	    !tool__add_num(result, "max_range_m", range, 3) ||

@@ -2,6 +2,7 @@
 /* Bounded growable buffer. */
 #include "buf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,4 +120,38 @@ char *buf_detach(struct buf *b)
 	b->len = 0;
 	b->alloc = 0;
 	return p;
+}
+
+int buf_read_file(struct buf *b, const char *path)
+{
+	size_t keep = b->len, got;
+	char chunk[65536];
+	FILE *f = fopen(path, "rb");
+	int rc = 0, e;
+
+	if (!f) {
+		e = errno;
+		return err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO, "cannot open '%s': %s", path,
+			       strerror(e));
+	}
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		rc = buf_add(b, chunk, got);
+		if (rc == ENG_ETOOBIG) {
+			rc = err_set(ENG_ETOOBIG, "'%s': larger than %zu bytes", path,
+				     b->toobig - 1);
+			goto out;
+		}
+		if (rc)
+			goto out;
+	}
+	if (ferror(f))
+		rc = err_set(ENG_EIO, "'%s': read error", path);
+out:
+	fclose(f);
+	if (rc) {
+		b->len = keep;
+		if (b->ptr)
+			b->ptr[keep] = '\0';
+	}
+	return rc;
 }

@@ -40,6 +40,15 @@ int buf_addf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int buf_vaddf(struct buf *b, const char *fmt, va_list ap);
 
+/*
+ * Appends the whole file at `path` (the project's one whole-file reader).
+ * Returns 0; ENG_ENOENT or ENG_EIO ("cannot open 'PATH': ..."), ENG_EIO on
+ * a read error, ENG_ETOOBIG when the file would pass the cap ("'PATH':
+ * larger than N bytes"), or ENG_ENOMEM, with err_msg() naming the file.
+ * On failure the buffer holds what it held before.
+ */
+int buf_read_file(struct buf *b, const char *path);
+
 /* The contents as a string ("" when empty). Can't fail. */
 const char *buf_str(const struct buf *b);
 

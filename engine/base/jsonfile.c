@@ -9,66 +9,40 @@
 #include <string.h>
 
 #include "banned.h"
+#include "buf.h"
 #include "err.h"
+
+/* The line of offset `at` in text (1-based). */
+static size_t line_at(const char *text, size_t at)
+{
+	size_t line = 1, i;
+
+	for (i = 0; i < at; i++)
+		line += text[i] == '\n';
+	return line;
+}
 
 int jsonfile_read(const char *path, cJSON **out)
 {
-	FILE *f = NULL;
-	char *text = NULL;
-	size_t len = 0, cap = 0;
+	struct buf b;
+	const char *text, *end = NULL;
 	cJSON *root = NULL;
-	const char *end = NULL;
-	int rc = 0, e;
+	size_t len;
+	int rc;
 
-	f = fopen(path, "rb");
-	if (!f) {
-		e = errno;
-		return err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO, "cannot open '%s': %s", path,
-			       strerror(e));
-	}
-	for (;;) {
-		size_t n;
-
-		if (len + 1 >= cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			char *p;
-
-			if (cap >= JSONFILE_MAX_BYTES) {
-				rc = err_set(ENG_ETOOBIG, "%s: larger than %u bytes", path,
-					     JSONFILE_MAX_BYTES);
-				goto out;
-			}
-			if (ncap > JSONFILE_MAX_BYTES)
-				ncap = JSONFILE_MAX_BYTES;
-			p = realloc(text, ncap);
-			if (!p) {
-				rc = ENG_ENOMEM;
-				goto out;
-			}
-			text = p;
-			cap = ncap;
-		}
-		n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0) {
-			if (ferror(f)) {
-				rc = err_set(ENG_EIO, "%s: read error", path);
-				goto out;
-			}
-			break;
-		}
-	}
-	text[len] = '\0';
+	buf_init(&b, (size_t)JSONFILE_MAX_BYTES + 1);
+	rc = buf_read_file(&b, path);
+	if (rc)
+		goto out;
+	text = buf_str(&b);
+	len = b.len;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {
-		size_t line = 1, i, at = len;
+		size_t at = len;
 
 		if (end && end >= text && end <= text + len)
 			at = (size_t)(end - text);
-		for (i = 0; i < at; i++)
-			if (text[i] == '\n')
-				line++;
-		rc = err_set(ENG_EPARSE, "%s: parse error near line %zu", path, line);
+		rc = err_set(ENG_EPARSE, "%s: parse error near line %zu", path, line_at(text, at));
 		goto out;
 	}
 	/* only whitespace may follow the value */
@@ -77,20 +51,13 @@ int jsonfile_read(const char *path, cJSON **out)
 					    *end == '\r'))
 			end++;
 		if (end < text + len) {
-			size_t line = 1, i;
-
-			for (i = 0; i < (size_t)(end - text); i++)
-				if (text[i] == '\n')
-					line++;
 			rc = err_set(ENG_EPARSE, "%s: parse error near line %zu (text after the value)",
-				     path, line);
+				     path, line_at(text, (size_t)(end - text)));
 			goto out;
 		}
 	}
 out:
-	if (f)
-		fclose(f);
-	free(text);
+	buf_release(&b);
 	if (rc) {
 		cJSON_Delete(root);
 		return rc;

@@ -15,12 +15,9 @@
 
 #include "banned.h"
 #include "err.h"
+#include "version.h"
 #include "export.h"
 #include "store.h"
-
-#ifndef PROXIMA_VERSION
-#define PROXIMA_VERSION "0.1.0"
-#endif
 
 static const char export_usage[] =
 	"usage: proxima export --db FILE --format FMT -o DIR [--status LIST]\n"
@@ -81,7 +78,7 @@ int cmd_export(int argc, char **argv)
 		return CMD_OK;
 	}
 	memset(&p, 0, sizeof(p));
-	p.engine_version = PROXIMA_VERSION;
+	p.engine_version = version_string();
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (c) {

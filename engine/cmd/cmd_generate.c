@@ -23,15 +23,12 @@
 #include "agent.h"
 #include "brain.h"
 #include "err.h"
+#include "version.h"
 #include "hash.h"
 #include "jsonfile.h"
 #include "recording.h"
 #include "registry.h"
 #include "store.h"
-
-#ifndef PROXIMA_VERSION
-#define PROXIMA_VERSION "0.1.0"
-#endif
 
 /* The nine groups of docs/design.md section 3. */
 static const struct group {
@@ -852,7 +849,7 @@ static int generate_main(int argc, char **argv, int regen)
 	}
 	mark_interrupted(st);
 	rc = store_run_begin(st, config, brain_name(b0), brain_model(b0), (int64_t)o.seed,
-			     PROXIMA_VERSION, &run_id);
+			     version_string(), &run_id);
 	if (rc) {
 		error_code(rc, o.db);
 		goto out;

@@ -229,35 +229,15 @@ static void report_failure(const char *name, const cJSON *res)
 static int read_args(const char *arg, char **out)
 {
 	struct buf b;
-	char chunk[8192];
-	FILE *f;
-	size_t n;
 	int rc = 0;
 
 	if (arg[0] != '@') {
 		*out = strdup(arg);
 		return *out ? 0 : error("out of memory");
 	}
-	f = fopen(arg + 1, "rb");
-	if (!f) {
-		int e = errno;
-
-		return error("cannot open '%s': %s", arg + 1, strerror(e));
-	}
 	buf_init(&b, TOOL_ARGS_MAX);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		rc = buf_add(&b, chunk, n);
-		if (rc)
-			break;
-	}
-	if (!rc && ferror(f)) {
-		int e = errno;
-
-		rc = error("cannot read '%s': %s", arg + 1, strerror(e));
-	} else if (rc) {
-		rc = error("cannot read '%s': %s", arg + 1, eng_strerror(rc));
-	}
-	fclose(f);
+	if (buf_read_file(&b, arg + 1))
+		rc = error("%s", err_msg());
 	if (!rc) {
 		*out = b.ptr ? buf_detach(&b) : strdup("");
 		if (!*out)

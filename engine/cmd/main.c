@@ -6,10 +6,7 @@
 #include <string.h>
 
 #include "err.h"
-
-#ifndef PROXIMA_VERSION
-#define PROXIMA_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 static const struct command commands[] = {
 	{ "synth", cmd_synth, "write a synthetic recording" },
@@ -60,7 +57,7 @@ int main(int argc, char **argv)
 		return CMD_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("proxima %s\n", PROXIMA_VERSION);
+		printf("proxima %s\n", version_string());
 		return CMD_OK;
 	}
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {

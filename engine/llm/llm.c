@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "rng.h"
 #include "banned.h"
 
 #define LLM_MAX_HEADERS 128
@@ -818,16 +819,6 @@ long llm_backoff_ms(int retry, long max_backoff_ms, double u)
 	return (long)(d * (1.0 - 0.25 * u));
 }
 
-/* splitmix64: a small seedable jitter source, one per client. */
-static double rng_unit(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	z ^= z >> 31;
-	return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static void default_sleep(void *ctx, long ms)
 {

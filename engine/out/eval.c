@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "banned.h"
+#include "buf.h"
 #include "err.h"
 #include "export.h"
 #include "jsonfile.h"
@@ -734,49 +735,18 @@ int eval_set_from_store(struct store *st, const char *status, const char *tasks,
 /* Reads a whole file into a NUL-terminated buffer (free()). */
 static int slurp(const char *path, char **out, size_t *len)
 {
-	FILE *fp = fopen(path, "rb");
-	char *b = NULL;
-	size_t n = 0, cap = 0, got;
-	int e, rc = 0;
+	struct buf b;
+	int rc;
 
-	if (!fp) {
-		e = errno;
-		return err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO, "'%s': %s", path, strerror(e));
+	buf_init(&b, (size_t)EVAL_MAX_FILE + 1);
+	rc = buf_read_file(&b, path);
+	if (rc) {
+		buf_release(&b);
+		return rc;
 	}
-	for (;;) {
-		if (cap - n < 65536) {
-			char *nb;
-
-			if (cap >= EVAL_MAX_FILE) {
-				rc = err_set(ENG_ETOOBIG, "'%s': larger than %u bytes", path,
-					     EVAL_MAX_FILE);
-				goto out;
-			}
-			cap = cap ? cap * 2 : 1 << 16;
-			nb = realloc(b, cap + 1);
-			if (!nb) {
-				rc = ENG_ENOMEM;
-				goto out;
-			}
-			b = nb;
-		}
-		got = fread(b + n, 1, cap - n, fp);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(fp)) {
-		rc = err_set(ENG_EIO, "'%s': read error", path);
-		goto out;
-	}
-	b[n] = '\0';
-	*out = b;
-	*len = n;
-	b = NULL;
-out:
-	free(b);
-	fclose(fp);
-	return rc;
+	*len = b.len;
+	*out = b.ptr ? buf_detach(&b) : strdup("");
+	return *out ? 0 : ENG_ENOMEM;
 }
 
 /* Line number of offset `at` in text. */

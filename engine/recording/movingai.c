@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "banned.h"
+#include "buf.h"
 #include "err.h"
 
 /* ---------------------------------------------------------------- */
@@ -18,55 +19,18 @@
 /* Reads a whole file into a malloc'd buffer (NUL-terminated). */
 static int read_file(const char *path, char **out, size_t *len)
 {
-	FILE *f = NULL;
-	char *data = NULL, *grown;
-	size_t n = 0, cap = 0, got;
-	int rc = 0;
+	struct buf b;
+	int rc;
 
-	f = fopen(path, "rb");
-	if (!f) {
-		rc = errno == ENOENT ? ENG_ENOENT : ENG_EIO;
-		err_set(rc, "%s: cannot open: %s", path, strerror(errno));
-		goto out;
+	buf_init(&b, MOVINGAI_MAX_FILE + 1);
+	rc = buf_read_file(&b, path);
+	if (rc) {
+		buf_release(&b);
+		return rc;
 	}
-	for (;;) {
-		if (cap - n < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			if (cap > MOVINGAI_MAX_FILE + 65536) {
-				rc = err_set(ENG_ETOOBIG, "%s: file larger than %zu bytes",
-					     path, MOVINGAI_MAX_FILE);
-				goto out;
-			}
-			grown = realloc(data, cap + 1);
-			if (!grown) {
-				rc = err_set(ENG_ENOMEM, "%s: out of memory", path);
-				goto out;
-			}
-			data = grown;
-		}
-		got = fread(data + n, 1, cap - n, f);
-		n += got;
-		if (n > MOVINGAI_MAX_FILE) {
-			rc = err_set(ENG_ETOOBIG, "%s: file larger than %zu bytes",
-				     path, MOVINGAI_MAX_FILE);
-			goto out;
-		}
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		rc = err_set(ENG_EIO, "%s: read error", path);
-		goto out;
-	}
-	data[n] = '\0';
-	*out = data;
-	*len = n;
-	data = NULL;
-out:
-	if (f)
-		fclose(f);
-	free(data);
-	return rc;
+	*len = b.len;
+	*out = b.ptr ? buf_detach(&b) : strdup("");
+	return *out ? 0 : ENG_ENOMEM;
 }
 
 struct lines {

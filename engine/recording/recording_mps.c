@@ -301,7 +301,7 @@ static double gen2_depth(const double ol[3], double ly, double lp,
 	c = dot3(d1, d2);
 	c = c > 1 ? 1 : c < -1 ? -1 : c;
 	den = 1 - c * c;
-	if (c > cos(GEN2_MIN_VERGENCE_DEG * M_PI / 180.0) || den < 1e-12)
+	if (c > cos(GEN2_MIN_VERGENCE_DEG * POSE_DEG2RAD) || den < 1e-12)
 		return 0;
 	for (k = 0; k < 3; k++)
 		p12[k] = ol[k] - orr[k];

@@ -488,7 +488,7 @@ static int read_camera(const cJSON *root, const char *file, struct rec_camera *c
 		}
 		if (fy == 0)
 			fy = fx;
-		cam->fov_deg = (float)(2.0 * atan(((double)w / 2) / fx) * 180.0 / M_PI);
+		cam->fov_deg = (float)(2.0 * atan(((double)w / 2) / fx) * POSE_RAD2DEG);
 	} else {
 		cam->model = REC_CAM_FISHEYE;
 		if (fov == 0 && fx == 0)
@@ -496,7 +496,7 @@ static int read_camera(const cJSON *root, const char *file, struct rec_camera *c
 				       ctx);
 		/* equidistant model: r = f * theta */
 		if (fov == 0)
-			fov = 2.0 * ((double)w / 2) / fx * 180.0 / M_PI;
+			fov = 2.0 * ((double)w / 2) / fx * POSE_RAD2DEG;
 		if (fx == 0)
 			fx = ((double)w / 2) / (fov * M_PI / 360.0);
 		if (fy == 0)

@@ -14,19 +14,12 @@
 
 #include "banned.h"
 #include "err.h"
+#include "rng.h"
 
 static const char *const scene_names[SYNTH_NSCENES] = { "kitchen", "apartment", "office" };
 
 /* ======================= Random numbers ======================= */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 void synth__rng_seed(struct synth__rng *r, uint64_t seed)
 {
@@ -34,7 +27,7 @@ void synth__rng_seed(struct synth__rng *r, uint64_t seed)
 	int i;
 
 	for (i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+		r->s[i] = rng_next64(&x);
 }
 
 static uint64_t rotl(uint64_t x, int k)

@@ -16,7 +16,7 @@
 #include "banned.h"
 #include "err.h"
 
-#define DEG (M_PI / 180.0)
+#define DEG POSE_DEG2RAD
 #define GZ_DT (1.0 / SYNTH_GAZE_HZ)
 /* The eye stays within this angle of the camera axis (deg). */
 #define EYE_MAX_DEG 38.0

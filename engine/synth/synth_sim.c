@@ -20,7 +20,7 @@
 #include "grid.h"
 
 #define DT (1.0 / SYNTH_TRAJ_HZ)
-#define DEG (M_PI / 180.0)
+#define DEG POSE_DEG2RAD
 
 /* Walking: top speed, acceleration, speed through a corner of the route (m/s, m/s^2). */
 #define WALK_VMAX 1.25

@@ -12,6 +12,7 @@
 #include "banned.h"
 #include "err.h"
 #include "hash.h"
+#include "rng.h"
 
 /* ======================= Defaults, seeds, shuffle ======================= */
 
@@ -85,25 +86,10 @@ struct rng {
 	uint64_t s;
 };
 
-/* splitmix64 */
-static uint64_t rng_next(struct rng *r)
+/* Uniform in [0, n). */
+static int draw_int(struct rng *r, int n)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n) without modulo bias. */
-static int rng_below(struct rng *r, int n)
-{
-	uint64_t lim = UINT64_MAX - UINT64_MAX % (uint64_t)n, x;
-
-	do
-		x = rng_next(r);
-	while (x >= lim);
-	return (int)(x % (uint64_t)n);
+	return (int)rng_below(&r->s, (uint64_t)n);
 }
 
 static void shuffle_ints(struct rng *r, int *v, int n)
@@ -111,7 +97,7 @@ static void shuffle_ints(struct rng *r, int *v, int n)
 	int i;
 
 	for (i = n - 1; i > 0; i--) {
-		int j = rng_below(r, i + 1), t = v[i];
+		int j = draw_int(r, i + 1), t = v[i];
 
 		v[i] = v[j];
 		v[j] = t;

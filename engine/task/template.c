@@ -8,6 +8,7 @@
 #include "banned.h"
 #include "embed.h"
 #include "err.h"
+#include "rng.h"
 
 static int name_char(char c)
 {
@@ -182,14 +183,6 @@ int tmpl_line(const char *path, int i, const char **line, size_t *len)
 	return line_at(path, i, line, len, NULL);
 }
 
-/* splitmix64's finaliser */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
 
 static int pick_at(const char *path, uint64_t seed, const char **line,
 		   size_t *len, int *index, int *lineno)
@@ -200,7 +193,7 @@ static int pick_at(const char *path, uint64_t seed, const char **line,
 		return n;
 	if (n == 0)
 		return err_set(ENG_ENOENT, "%s: no phrasing lines", path);
-	i = (int)(mix64(seed ^ 0x7175657374696f6eULL) % (uint64_t)n);
+	i = (int)(rng_mix64(seed ^ 0x7175657374696f6eULL) % (uint64_t)n);
 	if (index)
 		*index = i;
 	return line_at(path, i, line, len, lineno);

@@ -1015,7 +1015,7 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 			cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[0]));
 			cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[1]));
 			cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[2]));
-			cJSON_AddNumberToObject(c, "heading_deg", heading * 57.29577951308232);
+			cJSON_AddNumberToObject(c, "heading_deg", heading * POSE_RAD2DEG);
 		}
 	}
 	if (!strcmp(subtask, "intention.head_turn"))

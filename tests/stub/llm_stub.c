@@ -36,6 +36,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "rng.h"
 
 #define MAX_HEAD ((size_t)64 << 10)
 #define MAX_BODY ((size_t)64 << 20)
@@ -121,10 +122,7 @@ static char *dup_print(const cJSON *j)
 
 static uint64_t mix(uint64_t z)
 {
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return rng_mix64(z);
 }
 
 /* n characters from alphabet, determined by seq. */

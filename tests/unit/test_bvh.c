@@ -15,27 +15,18 @@
 #include "bvh.h"
 #include "obb.h"
 #include "pose.h"
+#include "rng.h"
 
 /* ======================= Helpers ======================= */
 
-static uint64_t rng_next(uint64_t *s)
+static float rng_unitf(uint64_t *s)
 {
-	/* splitmix64 */
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static float rng_unit(uint64_t *s)
-{
-	return (float)((double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0));
+	return (float)rng_unit(s);
 }
 
 static float rng_range(uint64_t *s, float lo, float hi)
 {
-	return lo + (hi - lo) * rng_unit(s);
+	return lo + (hi - lo) * rng_unitf(s);
 }
 
 static void rng_dir(uint64_t *s, vec3 d)
@@ -83,7 +74,7 @@ static struct obb *random_scene(uint64_t seed, size_t n, float side,
 		float q[4], qn;
 
 		if (i >= 10 && i % 10 == 0) {
-			b[i] = b[rng_next(&s) % i];
+			b[i] = b[rng_next64(&s) % i];
 			continue;
 		}
 		if (aligned) {
@@ -206,7 +197,7 @@ static void run_scene(const struct obb *b, size_t n, float side, size_t nrays,
 		vec3 o, d, corners[8], tgt;
 		float tmax = rng_range(&s, 0.1f, 2.0f * side), tb, len;
 		int32_t hit, kind = (int32_t)(i % 4);
-		size_t j = rng_next(&s) % n;
+		size_t j = rng_next64(&s) % n;
 		int k;
 
 		o[0] = rng_range(&s, -0.5f, side + 0.5f);
@@ -221,7 +212,7 @@ static void run_scene(const struct obb *b, size_t n, float side, size_t nrays,
 		} else if (kind == 2 || kind == 3) {
 			/* aim at a corner, or at the midpoint of an edge */
 			obb_corners(&b[j], corners);
-			k = (int)(rng_next(&s) % 8);
+			k = (int)(rng_next64(&s) % 8);
 			for (int a = 0; a < 3; a++)
 				tgt[a] = kind == 2 ? corners[k][a] :
 					0.5f * (corners[k][a] +
@@ -317,11 +308,11 @@ static void test_parallel_on_faces(void **state)
 	(void)state;
 	assert_int_equal(bvh_build(b, n, &bv), 0);
 	for (i = 0; i < 3000; i++) {
-		size_t j = rng_next(&s) % n;
-		int ax = (int)(rng_next(&s) % 3);     /* face normal axis */
-		int dir = (ax + 1 + (int)(rng_next(&s) % 2)) % 3;
+		size_t j = rng_next64(&s) % n;
+		int ax = (int)(rng_next64(&s) % 3);     /* face normal axis */
+		int dir = (ax + 1 + (int)(rng_next64(&s) % 2)) % 3;
 		int other = 3 - ax - dir;
-		float sign = (rng_next(&s) & 1) ? 1.0f : -1.0f;
+		float sign = (rng_next64(&s) & 1) ? 1.0f : -1.0f;
 		vec3 o, d = { 0, 0, 0 };
 		struct ray r;
 		int32_t hit;
