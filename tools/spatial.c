@@ -4,9 +4,9 @@
  * point or an object: 3D distance, signed BEV yaw, 8-way direction,
  * vertical class, proximity class, their discretised values and ambiguity
  * margins; and the relation of one object to another as seen from the
- * camera.
+ * camera. The typed entry and the result are described in spatial.h.
  */
-#include "registry.h"
+#include "spatial.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -16,7 +16,7 @@
 #include "banned.h"
 #include "bev.h"
 #include "err.h"
-
+#include "registry.h"
 
 /* Below this horizontal separation (m) the side of A relative to B is undefined. */
 #define SIDE_MIN_M 0.01
@@ -66,100 +66,44 @@ static int add_str_item(cJSON *arr, const char *s)
 	return 0;
 }
 
-/* The camera -> target fields of the result. */
-static int add_camera_fields(cJSON *r, const struct disc_params *dp,
-			     const struct pose *cam, float heading, const vec3 target)
+/* ======================= Computing ======================= */
+
+/* The camera -> target fields. */
+static void camera_fields(struct spatial_result *r, const struct disc_params *dp)
 {
-	vec3 d, loc = { 0 };
-	double dist, bev, dz;
-	float yaw = 0;
-	bool has_yaw;
-	cJSON *disc, *amb;
-	int rc = 0, i;
+	vec3 d;
+	int i;
 
 	for (i = 0; i < 3; i++)
-		d[i] = target[i] - cam->t[i];
-	dist = sqrt((double)d[0] * (double)d[0] + (double)d[1] * (double)d[1] +
-		    (double)d[2] * (double)d[2]);
-	bev = hypot(d[0], d[1]);
-	dz = d[2];
-	bev_local(heading, d, loc);
-	has_yaw = bev_yaw_to(heading, cam->t, target, &yaw) == 0;
-
-	amb = cJSON_CreateArray();
-	if (!amb)
-		return ENG_ENOMEM;
-	if (!tool__add_num(r, "distance_m", dist, 3) ||
-	    !tool__add_num(r, "bev_distance_m", bev, 3) ||
-	    !tool__add_vec3(r, "local_m", loc, 3)) {
-		cJSON_Delete(amb);
-		return ENG_ENOMEM;
-	}
-	if (has_yaw) {
-		enum bev_dir dir = bev_dir_from_yaw(yaw);
-		char letter[2] = { bev_dir_letter(dir), 0 };
-		float margin = bev_dir_margin(yaw);
-
-		if (!tool__add_num(r, "yaw_deg", yaw, 2) ||
-		    !cJSON_AddStringToObject(r, "direction", bev_dir_name(dir)) ||
-		    !cJSON_AddStringToObject(r, "letter", letter) ||
-		    !tool__add_num(r, "sector_margin_deg", margin, 2) ||
-		    !cJSON_AddStringToObject(r, "turn", turn_name(disc_turn_class(dp, yaw))))
-			rc = ENG_ENOMEM;
-		if (!rc && margin < dp->angle_margin_deg)
-			rc = add_str_item(amb, "direction");
-		if (!rc && disc_turn_ambiguous(dp, yaw))
-			rc = add_str_item(amb, "turn");
+		d[i] = r->target[i] - r->cam.t[i];
+	r->distance_m = sqrt((double)d[0] * (double)d[0] + (double)d[1] * (double)d[1] +
+			     (double)d[2] * (double)d[2]);
+	r->bev_distance_m = hypot(d[0], d[1]);
+	r->dz_m = d[2];
+	glm_vec3_zero(r->local);
+	bev_local(r->heading, d, r->local);
+	r->has_yaw = bev_yaw_to(r->heading, r->cam.t, r->target, &r->yaw_deg) == 0;
+	r->ambiguous = 0;
+	if (r->has_yaw) {
+		r->dir = bev_dir_from_yaw(r->yaw_deg);
+		r->sector_margin_deg = bev_dir_margin(r->yaw_deg);
+		r->turn = disc_turn_class(dp, r->yaw_deg);
+		if (r->sector_margin_deg < dp->angle_margin_deg)
+			r->ambiguous |= SPATIAL_AMB_DIRECTION;
+		if (disc_turn_ambiguous(dp, r->yaw_deg))
+			r->ambiguous |= SPATIAL_AMB_TURN;
 	} else {
-		if (!cJSON_AddNullToObject(r, "yaw_deg") || !cJSON_AddNullToObject(r, "direction") ||
-		    !cJSON_AddNullToObject(r, "letter") ||
-		    !cJSON_AddNullToObject(r, "sector_margin_deg") ||
-		    !cJSON_AddNullToObject(r, "turn"))
-			rc = ENG_ENOMEM;
-		if (!rc)
-			rc = add_str_item(amb, "direction");
-		if (!rc)
-			rc = add_str_item(amb, "turn");
+		r->yaw_deg = NAN;
+		r->ambiguous |= SPATIAL_AMB_DIRECTION | SPATIAL_AMB_TURN;
 	}
-	if (rc) {
-		cJSON_Delete(amb);
-		return rc;
-	}
-	if (!tool__add_num(r, "dz_m", dz, 3) ||
-	    !cJSON_AddStringToObject(r, "vertical", vertical_name(disc_vertical(dp, (float)dz))) ||
-	    !tool__add_num(r, "vertical_margin_m", fabs(fabs(dz) - (double)dp->vertical_m), 3) ||
-	    !cJSON_AddStringToObject(r, "proximity", prox_name(disc_proximity(dp, (float)dist))) ||
-	    !tool__add_num(r, "proximity_margin_m", prox_margin(dp, dist), 3)) {
-		cJSON_Delete(amb);
-		return ENG_ENOMEM;
-	}
-	if (disc_vertical_ambiguous(dp, (float)dz))
-		rc = add_str_item(amb, "vertical");
-	if (!rc && disc_proximity_ambiguous(dp, (float)dist))
-		rc = add_str_item(amb, "proximity");
-	if (rc) {
-		cJSON_Delete(amb);
-		return rc;
-	}
-
-	disc = cJSON_AddObjectToObject(r, "discrete");
-	if (!disc) {
-		cJSON_Delete(amb);
-		return ENG_ENOMEM;
-	}
-	if ((has_yaw ? !tool__add_num(disc, "yaw_deg",
-				      signed_disc(yaw, disc_angle(dp, yaw)), 1) ||
-		       !tool__add_num(disc, "angle_deg", disc_angle(dp, yaw), 1)
-		     : !cJSON_AddNullToObject(disc, "yaw_deg") ||
-		       !cJSON_AddNullToObject(disc, "angle_deg")) ||
-	    !tool__add_num(disc, "distance_m", disc_distance(dp, (float)dist), 2) ||
-	    !tool__add_num(disc, "bev_distance_m", disc_distance(dp, (float)bev), 2) ||
-	    !tool__add_num(disc, "dz_m", signed_disc(dz, disc_distance(dp, (float)dz)), 2)) {
-		cJSON_Delete(amb);
-		return ENG_ENOMEM;
-	}
-	cJSON_AddItemToObject(r, "ambiguous", amb);
-	return 0;
+	r->vertical = disc_vertical(dp, (float)r->dz_m);
+	r->vertical_margin_m = fabs(fabs(r->dz_m) - (double)dp->vertical_m);
+	r->proximity = disc_proximity(dp, (float)r->distance_m);
+	r->proximity_margin_m = prox_margin(dp, r->distance_m);
+	if (disc_vertical_ambiguous(dp, (float)r->dz_m))
+		r->ambiguous |= SPATIAL_AMB_VERTICAL;
+	if (disc_proximity_ambiguous(dp, (float)r->distance_m))
+		r->ambiguous |= SPATIAL_AMB_PROXIMITY;
 }
 
 /*
@@ -170,60 +114,189 @@ static int add_camera_fields(cJSON *r, const struct disc_params *dp,
  * in front of (f < 0: A is closer). The margin is the angle of (f, l) to
  * the nearest 45-degree diagonal. "near" is the 3D distance below near_m.
  */
-static int add_relation(cJSON *r, const struct disc_params *dp, float heading,
-			const struct recording *rec, long a, long b, int64_t t)
+static void relation(struct spatial_relation *rel, const struct disc_params *dp,
+		     float heading, const struct recording *rec, long a, long b, int64_t t)
 {
-	vec3 pa = { 0 }, pb = { 0 }, d, loc = { 0 };
-	double f, l, bev, dist, theta = 0, margin = 0, near_margin;
-	const char *label;
-	bool side_ok;
-	cJSON *rel, *amb;
-	int rc = 0;
+	vec3 pa = { 0 }, d;
+	double f, l;
 
+	memset(rel, 0, sizeof(*rel));
+	rel->object = a;
+	rel->reference = b;
 	tool__object_pos(rec, (size_t)a, t, pa);
-	tool__object_pos(rec, (size_t)b, t, pb);
-	glm_vec3_sub(pa, pb, d);
-	bev_local(heading, d, loc);
-	f = loc[0];
-	l = loc[1];
-	bev = hypot(f, l);
-	dist = glm_vec3_norm(d);
-	side_ok = bev >= SIDE_MIN_M;
-	if (side_ok) {
+	tool__object_pos(rec, (size_t)b, t, rel->reference_pos);
+	glm_vec3_sub(pa, rel->reference_pos, d);
+	bev_local(heading, d, rel->local);
+	f = rel->local[0];
+	l = rel->local[1];
+	rel->bev_distance_m = hypot(f, l);
+	rel->distance_m = glm_vec3_norm(d);
+	rel->has_side = rel->bev_distance_m >= SIDE_MIN_M;
+	if (rel->has_side) {
 		double r90;
 
-		theta = atan2(l, f) * POSE_RAD2DEG;
+		rel->angle_deg = atan2(l, f) * POSE_RAD2DEG;
 		if (fabs(l) >= fabs(f))
-			label = l > 0 ? "left of" : "right of";
+			rel->label = l > 0 ? SPATIAL_LEFT_OF : SPATIAL_RIGHT_OF;
 		else
-			label = f > 0 ? "behind" : "in front of";
-		r90 = fmod(fabs(theta) + 45.0, 90.0);
-		margin = r90 < 90.0 - r90 ? r90 : 90.0 - r90;
+			rel->label = f > 0 ? SPATIAL_BEHIND : SPATIAL_IN_FRONT_OF;
+		r90 = fmod(fabs(rel->angle_deg) + 45.0, 90.0);
+		rel->side_margin_deg = r90 < 90.0 - r90 ? r90 : 90.0 - r90;
+		rel->dir = bev_dir_from_yaw((float)rel->angle_deg);
+		rel->dir_margin_deg = bev_dir_margin((float)rel->angle_deg);
 	} else {
-		label = "near";
+		rel->label = SPATIAL_NEAR;
 	}
-	near_margin = fabs(dist - (double)dp->near_m);
+	rel->near = rel->distance_m < (double)dp->near_m;
+	rel->near_margin_m = fabs(rel->distance_m - (double)dp->near_m);
+	if (!rel->has_side || rel->side_margin_deg < (double)dp->angle_margin_deg)
+		rel->ambiguous |= SPATIAL_REL_AMB_SIDE;
+	if (rel->has_side && rel->dir_margin_deg < dp->angle_margin_deg)
+		rel->ambiguous |= SPATIAL_REL_AMB_DIRECTION;
+	if (rel->near_margin_m < (double)dp->dist_margin_m)
+		rel->ambiguous |= SPATIAL_REL_AMB_NEAR;
+}
 
-	rel = cJSON_AddObjectToObject(r, "relation");
-	if (!rel || !tool__add_object_ref(rel, "object", rec, a) ||
-	    !tool__add_object_ref(rel, "reference", rec, b) ||
-	    !tool__add_vec3(rel, "reference_position", pb, 3) ||
-	    !cJSON_AddStringToObject(rel, "label", label) ||
-	    !cJSON_AddBoolToObject(rel, "near", dist < (double)dp->near_m) ||
-	    !tool__add_num(rel, "distance_m", dist, 3) ||
-	    !tool__add_num(rel, "bev_distance_m", bev, 3) ||
-	    !tool__add_vec3(rel, "local_m", loc, 3) ||
-	    !(side_ok ? tool__add_num(rel, "angle_deg", theta, 2) : cJSON_AddNullToObject(rel, "angle_deg")) ||
-	    !tool__add_num(rel, "side_margin_deg", margin, 2) ||
-	    !tool__add_num(rel, "near_margin_m", near_margin, 3))
+int spatial_compute(struct tool_ctx *ctx, const struct spatial_args *a,
+		    struct spatial_result *out)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct disc_params *dp = tool_ctx_disc(ctx);
+	bool has_obj = a->object >= 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->t = a->t;
+	out->object = a->object;
+	out->t2 = a->t;
+	if (!has_obj && a->reference >= 0)
+		return tool__reject(ctx, "/reference",
+				    "a relation to a reference object needs an object target, not a point");
+	if (!has_obj && a->has_t2)
+		return tool__reject(ctx, "/t2", "applies only to an object target");
+	rc = tool__camera(ctx, "t", a->t, &out->cam, &out->heading);
+	if (rc)
+		return rc;
+	if (has_obj) {
+		if ((size_t)a->object >= rec->nobjects)
+			return tool__reject(ctx, "/object", "no object with index %ld", a->object);
+		if (a->reference >= 0 && (size_t)a->reference >= rec->nobjects)
+			return tool__reject(ctx, "/reference", "no object with index %ld",
+					    a->reference);
+		if (a->reference == a->object)
+			return tool__reject(ctx, "/reference", "must differ from object");
+		out->t2 = a->has_t2 ? a->t2 : a->t;
+		if (out->t2 < recording_t0(rec) || out->t2 > recording_t1(rec))
+			return tool__reject(ctx, "/t2",
+					    "must be within the recording [%" PRId64 ", %" PRId64
+					    "] ns, got %" PRId64, recording_t0(rec),
+					    recording_t1(rec), out->t2);
+		tool__object_pos(rec, (size_t)a->object, out->t2, out->target);
+	} else {
+		out->target[0] = a->point[0];
+		out->target[1] = a->point[1];
+		out->target[2] = a->point[2];
+	}
+	camera_fields(out, dp);
+	if (a->reference >= 0) {
+		out->has_relation = true;
+		relation(&out->rel, dp, out->heading, rec, a->object, a->reference, out->t2);
+	}
+	return 0;
+}
+
+/* ======================= JSON ======================= */
+
+const char *spatial_label_name(enum spatial_label l)
+{
+	static const char *const names[] = { "left of", "right of", "in front of", "behind",
+					     "near" };
+
+	return (unsigned)l < ARRAY_SIZE(names) ? names[l] : "near";
+}
+
+static int write_camera_fields(cJSON *r, const struct disc_params *dp,
+			       const struct spatial_result *x)
+{
+	cJSON *disc, *amb;
+	int rc = 0;
+
+	if (!tool__add_num(r, "distance_m", x->distance_m, 3) ||
+	    !tool__add_num(r, "bev_distance_m", x->bev_distance_m, 3) ||
+	    !tool__add_vec3(r, "local_m", x->local, 3))
 		return ENG_ENOMEM;
-	if (side_ok) {
-		enum bev_dir dir = bev_dir_from_yaw((float)theta);
-		char letter[2] = { bev_dir_letter(dir), 0 };
+	if (x->has_yaw) {
+		char letter[2] = { bev_dir_letter(x->dir), 0 };
 
-		if (!cJSON_AddStringToObject(rel, "direction", bev_dir_name(dir)) ||
+		if (!tool__add_num(r, "yaw_deg", x->yaw_deg, 2) ||
+		    !cJSON_AddStringToObject(r, "direction", bev_dir_name(x->dir)) ||
+		    !cJSON_AddStringToObject(r, "letter", letter) ||
+		    !tool__add_num(r, "sector_margin_deg", x->sector_margin_deg, 2) ||
+		    !cJSON_AddStringToObject(r, "turn", turn_name(x->turn)))
+			return ENG_ENOMEM;
+	} else if (!cJSON_AddNullToObject(r, "yaw_deg") || !cJSON_AddNullToObject(r, "direction") ||
+		   !cJSON_AddNullToObject(r, "letter") ||
+		   !cJSON_AddNullToObject(r, "sector_margin_deg") ||
+		   !cJSON_AddNullToObject(r, "turn")) {
+		return ENG_ENOMEM;
+	}
+	if (!tool__add_num(r, "dz_m", x->dz_m, 3) ||
+	    !cJSON_AddStringToObject(r, "vertical", vertical_name(x->vertical)) ||
+	    !tool__add_num(r, "vertical_margin_m", x->vertical_margin_m, 3) ||
+	    !cJSON_AddStringToObject(r, "proximity", prox_name(x->proximity)) ||
+	    !tool__add_num(r, "proximity_margin_m", x->proximity_margin_m, 3))
+		return ENG_ENOMEM;
+	disc = cJSON_AddObjectToObject(r, "discrete");
+	if (!disc)
+		return ENG_ENOMEM;
+	if ((x->has_yaw ? !tool__add_num(disc, "yaw_deg",
+					 signed_disc(x->yaw_deg, disc_angle(dp, x->yaw_deg)), 1) ||
+			  !tool__add_num(disc, "angle_deg", disc_angle(dp, x->yaw_deg), 1)
+			: !cJSON_AddNullToObject(disc, "yaw_deg") ||
+			  !cJSON_AddNullToObject(disc, "angle_deg")) ||
+	    !tool__add_num(disc, "distance_m", disc_distance(dp, (float)x->distance_m), 2) ||
+	    !tool__add_num(disc, "bev_distance_m", disc_distance(dp, (float)x->bev_distance_m), 2) ||
+	    !tool__add_num(disc, "dz_m", signed_disc(x->dz_m, disc_distance(dp, (float)x->dz_m)), 2))
+		return ENG_ENOMEM;
+	amb = cJSON_AddArrayToObject(r, "ambiguous");
+	if (!amb)
+		return ENG_ENOMEM;
+	if (x->ambiguous & SPATIAL_AMB_DIRECTION)
+		rc = add_str_item(amb, "direction");
+	if (!rc && (x->ambiguous & SPATIAL_AMB_TURN))
+		rc = add_str_item(amb, "turn");
+	if (!rc && (x->ambiguous & SPATIAL_AMB_VERTICAL))
+		rc = add_str_item(amb, "vertical");
+	if (!rc && (x->ambiguous & SPATIAL_AMB_PROXIMITY))
+		rc = add_str_item(amb, "proximity");
+	return rc;
+}
+
+static int write_relation(cJSON *r, const struct recording *rec,
+			  const struct spatial_relation *x)
+{
+	cJSON *rel = cJSON_AddObjectToObject(r, "relation"), *amb;
+	int rc = 0;
+
+	if (!rel || !tool__add_object_ref(rel, "object", rec, x->object) ||
+	    !tool__add_object_ref(rel, "reference", rec, x->reference) ||
+	    !tool__add_vec3(rel, "reference_position", x->reference_pos, 3) ||
+	    !cJSON_AddStringToObject(rel, "label", spatial_label_name(x->label)) ||
+	    !cJSON_AddBoolToObject(rel, "near", x->near) ||
+	    !tool__add_num(rel, "distance_m", x->distance_m, 3) ||
+	    !tool__add_num(rel, "bev_distance_m", x->bev_distance_m, 3) ||
+	    !tool__add_vec3(rel, "local_m", x->local, 3) ||
+	    !(x->has_side ? tool__add_num(rel, "angle_deg", x->angle_deg, 2)
+			  : cJSON_AddNullToObject(rel, "angle_deg")) ||
+	    !tool__add_num(rel, "side_margin_deg", x->side_margin_deg, 2) ||
+	    !tool__add_num(rel, "near_margin_m", x->near_margin_m, 3))
+		return ENG_ENOMEM;
+	if (x->has_side) {
+		char letter[2] = { bev_dir_letter(x->dir), 0 };
+
+		if (!cJSON_AddStringToObject(rel, "direction", bev_dir_name(x->dir)) ||
 		    !cJSON_AddStringToObject(rel, "letter", letter) ||
-		    !tool__add_num(rel, "sector_margin_deg", bev_dir_margin((float)theta), 2))
+		    !tool__add_num(rel, "sector_margin_deg", x->dir_margin_deg, 2))
 			return ENG_ENOMEM;
 	} else if (!cJSON_AddNullToObject(rel, "direction") ||
 		   !cJSON_AddNullToObject(rel, "letter") ||
@@ -233,80 +306,72 @@ static int add_relation(cJSON *r, const struct disc_params *dp, float heading,
 	amb = cJSON_AddArrayToObject(rel, "ambiguous");
 	if (!amb)
 		return ENG_ENOMEM;
-	if (!side_ok || margin < (double)dp->angle_margin_deg)
+	if (x->ambiguous & SPATIAL_REL_AMB_SIDE)
 		rc = add_str_item(amb, "side");
-	if (!rc && side_ok && bev_dir_margin((float)theta) < dp->angle_margin_deg)
+	if (!rc && (x->ambiguous & SPATIAL_REL_AMB_DIRECTION))
 		rc = add_str_item(amb, "direction");
-	if (!rc && near_margin < (double)dp->dist_margin_m)
+	if (!rc && (x->ambiguous & SPATIAL_REL_AMB_NEAR))
 		rc = add_str_item(amb, "near");
+	return rc;
+}
+
+int spatial_write(struct tool_ctx *ctx, const struct spatial_result *x, cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	cJSON *c, *tg;
+	int rc;
+
+	c = cJSON_AddObjectToObject(result, "camera");
+	if (!c || !tool__add_time(c, "t_ns", x->t) || !tool__add_vec3(c, "position", x->cam.t, 3) ||
+	    !tool__add_num(c, "heading_deg",
+			   bev_wrap_deg((float)((double)x->heading * POSE_RAD2DEG)), 2))
+		return ENG_ENOMEM;
+	tg = cJSON_AddObjectToObject(result, "target");
+	if (!tg || !cJSON_AddStringToObject(tg, "kind", x->object >= 0 ? "object" : "point"))
+		return ENG_ENOMEM;
+	if (x->object >= 0 && (!tool__add_object_ref(tg, "object", rec, x->object) ||
+			       !tool__add_time(tg, "t_ns", x->t2)))
+		return ENG_ENOMEM;
+	if (!tool__add_vec3(tg, "position", x->target, 3))
+		return ENG_ENOMEM;
+	rc = write_camera_fields(result, tool_ctx_disc(ctx), x);
+	if (!rc && x->has_relation)
+		rc = write_relation(result, rec, &x->rel);
 	return rc;
 }
 
 int tool_spatial_relation(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 {
-	const struct recording *rec = tool_ctx_rec(ctx);
-	const struct disc_params *dp = tool_ctx_disc(ctx);
+	struct spatial_args a;
+	struct spatial_result r;
 	bool has_point = tool__has(args, "point"), has_obj = tool__has(args, "object");
-	int64_t t = tool__time(args, "t", 0), t2 = t;
-	long a = -1, b = -1;
-	struct pose cam;
-	float heading;
-	vec3 target;
-	cJSON *c, *tg;
 	int rc, i;
 
+	memset(&a, 0, sizeof(a));
+	a.object = -1;
+	a.reference = -1;
 	if (has_point == has_obj)
 		return tool__reject(ctx, has_point ? "/object" : "/point",
 				    "give exactly one of point and object (the other null)");
-	if (has_point && tool__has(args, "reference"))
-		return tool__reject(ctx, "/reference",
-				    "a relation to a reference object needs an object target, not a point");
-	if (has_point && tool__has(args, "t2"))
-		return tool__reject(ctx, "/t2", "applies only to an object target");
-	rc = tool__camera(ctx, "t", t, &cam, &heading);
-	if (rc)
-		return rc;
+	a.t = tool__time(args, "t", 0);
 	if (has_obj) {
-		rc = tool__object_arg(ctx, args, "object", &a);
+		rc = tool__object_arg(ctx, args, "object", &a.object);
+		if (!rc && tool__has(args, "reference"))
+			rc = tool__object_arg(ctx, args, "reference", &a.reference);
 		if (rc)
 			return rc;
-		if (tool__has(args, "reference")) {
-			rc = tool__object_arg(ctx, args, "reference", &b);
-			if (rc)
-				return rc;
-			if (a == b)
-				return tool__reject(ctx, "/reference", "must differ from object");
-		}
-		t2 = tool__time(args, "t2", t);
-		if (t2 < recording_t0(rec) || t2 > recording_t1(rec))
-			return tool__reject(ctx, "/t2",
-					    "must be within the recording [%" PRId64 ", %" PRId64
-					    "] ns, got %" PRId64, recording_t0(rec),
-					    recording_t1(rec), t2);
-		tool__object_pos(rec, (size_t)a, t2, target);
 	} else {
 		const cJSON *p = cJSON_GetObjectItemCaseSensitive(args, "point");
 
 		for (i = 0; i < 3; i++)
-			target[i] = (float)cJSON_GetArrayItem(p, i)->valuedouble;
+			a.point[i] = (float)cJSON_GetArrayItem(p, i)->valuedouble;
+		if (tool__has(args, "reference"))
+			a.reference = 0; /* only to be refused by spatial_compute */
 	}
-
-	c = cJSON_AddObjectToObject(result, "camera");
-	if (!c || !tool__add_time(c, "t_ns", t) || !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * POSE_RAD2DEG)), 2))
-		return ENG_ENOMEM;
-	tg = cJSON_AddObjectToObject(result, "target");
-	if (!tg || !cJSON_AddStringToObject(tg, "kind", has_obj ? "object" : "point"))
-		return ENG_ENOMEM;
-	if (has_obj && (!tool__add_object_ref(tg, "object", rec, a) ||
-			!tool__add_time(tg, "t_ns", t2)))
-		return ENG_ENOMEM;
-	if (!tool__add_vec3(tg, "position", target, 3))
-		return ENG_ENOMEM;
-	rc = add_camera_fields(result, dp, &cam, heading, target);
+	a.has_t2 = tool__has(args, "t2");
+	a.t2 = tool__time(args, "t2", a.t);
+	rc = spatial_compute(ctx, &a, &r);
 	if (rc)
 		return rc;
-	if (b >= 0)
-		rc = add_relation(result, dp, heading, rec, a, b, t2);
-	return rc;
+	return spatial_write(ctx, &r, result);
 }
