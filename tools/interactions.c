@@ -7,7 +7,7 @@
  * Motion segments are computed once per context and kept in its
  * TOOL_SLOT_MOTION slot.
  */
-#include "registry.h"
+#include "interactions.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -16,9 +16,8 @@
 
 #include "banned.h"
 #include "err.h"
+#include "registry.h"
 
-#define DEFAULT_MOVE_M 0.05
-#define DEFAULT_WINDOW_S 0.5
 #define DEFAULT_LIMIT 50
 /* An action matches a motion that starts within this long of the action's span. */
 #define MATCH_TOL_NS 1000000000LL
@@ -206,16 +205,9 @@ static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
 
 /* ======================= Events ======================= */
 
-struct event {
-	int64_t t_ns;
-	long obj;
-	long seg;    /* index into the motion segments, or -1 */
-	long action; /* index into rec->actions, or -1 */
-};
-
 static int cmp_event(const void *pa, const void *pb)
 {
-	const struct event *a = pa, *b = pb;
+	const struct interaction *a = pa, *b = pb;
 
 	if (a->t_ns != b->t_ns)
 		return a->t_ns < b->t_ns ? -1 : 1;
@@ -247,37 +239,117 @@ static long match_action(const struct recording *rec, size_t obj, int64_t t,
 	return best;
 }
 
-static int add_event(cJSON *arr, const struct recording *rec,
-		     const struct motion_cache *mc, const struct event *ev)
+const char *interaction_kind_name(enum interaction_kind k)
+{
+	return k == INTERACTION_BOTH ? "motion+action" : k == INTERACTION_MOTION ? "motion"
+										   : "action";
+}
+
+void interactions_release(struct interactions_result *r)
+{
+	free(r->v);
+	r->v = NULL;
+	r->n = 0;
+}
+
+int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
+		      struct interactions_result *out)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct motion_cache *mc;
+	unsigned char *used = NULL;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->t0 = a->t0;
+	out->t1 = a->t1;
+	if (a->t1 < a->t0)
+		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, a->t0,
+				    a->t1);
+	rc = motion_segments(ctx, a->min_move_m, (int64_t)llround(a->window_s * 1e9), &mc);
+	if (rc)
+		return rc;
+	used = calloc(rec->nactions ? rec->nactions : 1, 1);
+	out->v = calloc(mc->n + rec->nactions + 1, sizeof(*out->v));
+	if (!used || !out->v) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	/* motions first (in time order), each taking its closest action */
+	for (i = 0; i < mc->n; i++) {
+		const struct motion_seg *s = &mc->segs[i];
+		long ai = match_action(rec, s->obj, s->start_ns, used);
+		struct interaction *e;
+
+		if (ai >= 0)
+			used[ai] = 1;
+		if (s->start_ns < a->t0 || s->start_ns > a->t1 ||
+		    (a->object >= 0 && (long)s->obj != a->object))
+			continue;
+		e = &out->v[out->n++];
+		e->t_ns = s->start_ns;
+		e->obj = (long)s->obj;
+		e->action = ai;
+		e->kind = ai >= 0 ? INTERACTION_BOTH : INTERACTION_MOTION;
+		e->has_motion = true;
+		e->motion_start_ns = s->start_ns;
+		e->motion_end_ns = s->end_ns;
+		e->onset_seen = s->onset_seen;
+		memcpy(e->displacement, s->disp, sizeof(e->displacement));
+	}
+	for (i = 0; i < rec->nactions; i++) {
+		const struct rec_action *x = &rec->actions[i];
+		struct interaction *e;
+
+		if (used[i] || x->object < 0 || (size_t)x->object >= rec->nobjects)
+			continue;
+		if (x->start_ns < a->t0 || x->start_ns > a->t1 ||
+		    (a->object >= 0 && x->object != a->object))
+			continue;
+		e = &out->v[out->n++];
+		e->t_ns = x->start_ns;
+		e->obj = x->object;
+		e->action = (long)i;
+		e->kind = INTERACTION_ACTION;
+	}
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_event);
+	for (i = 0; i < out->n; i++)
+		tool__object_pos(rec, (size_t)out->v[i].obj, out->v[i].t_ns, out->v[i].location);
+out:
+	free(used);
+	if (rc)
+		interactions_release(out);
+	return rc;
+}
+
+static int add_event(cJSON *arr, const struct recording *rec, const struct interaction *ev)
 {
 	const struct rec_action *a = ev->action >= 0 ? &rec->actions[ev->action] : NULL;
 	cJSON *e = cJSON_CreateObject(), *x;
-	vec3 loc = { 0 };
 
 	if (!e)
 		return ENG_ENOMEM;
 	cJSON_AddItemToArray(arr, e);
-	tool__object_pos(rec, (size_t)ev->obj, ev->t_ns, loc);
 	if (!tool__add_time(e, "t_ns", ev->t_ns) ||
-	    !cJSON_AddStringToObject(e, "kind", ev->seg >= 0 && a ? "motion+action" :
-						ev->seg >= 0 ? "motion" : "action") ||
+	    !cJSON_AddStringToObject(e, "kind", interaction_kind_name(ev->kind)) ||
 	    !tool__add_object_ref(e, "object", rec, ev->obj) ||
 	    !tool__add_str(e, "hand", a ? tool__hand_name(a->hand) : NULL) ||
 	    !tool__add_str(e, "verb", a ? a->verb : NULL) ||
 	    !tool__add_str(e, "description", a ? a->description : NULL) ||
 	    !tool__add_str(e, "goal", a ? a->goal : NULL) ||
-	    !tool__add_vec3(e, "location", loc, 3))
+	    !tool__add_vec3(e, "location", ev->location, 3))
 		return ENG_ENOMEM;
-	if (ev->seg >= 0) {
-		const struct motion_seg *s = &mc->segs[ev->seg];
+	if (ev->has_motion) {
+		const float *d = ev->displacement;
 
 		x = cJSON_AddObjectToObject(e, "motion");
-		if (!x || !tool__add_time(x, "start_ns", s->start_ns) ||
-		    !tool__add_time(x, "end_ns", s->end_ns) ||
-		    !cJSON_AddBoolToObject(x, "onset_observed", s->onset_seen) ||
-		    !tool__add_vec3(x, "displacement_m", s->disp, 3) ||
-		    !tool__add_num(x, "distance_m", hypot(hypot(s->disp[0], s->disp[1]),
-							     s->disp[2]), 3))
+		if (!x || !tool__add_time(x, "start_ns", ev->motion_start_ns) ||
+		    !tool__add_time(x, "end_ns", ev->motion_end_ns) ||
+		    !cJSON_AddBoolToObject(x, "onset_observed", ev->onset_seen) ||
+		    !tool__add_vec3(x, "displacement_m", d, 3) ||
+		    !tool__add_num(x, "distance_m", hypot(hypot(d[0], d[1]), d[2]), 3))
 			return ENG_ENOMEM;
 	} else if (!cJSON_AddNullToObject(e, "motion")) {
 		return ENG_ENOMEM;
@@ -294,86 +366,53 @@ static int add_event(cJSON *arr, const struct recording *rec,
 	return 0;
 }
 
-int tool_find_interactions(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+int interactions_write(struct tool_ctx *ctx, const struct interactions_result *r,
+		       size_t limit, cJSON *result)
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
-	const struct motion_cache *mc;
-	int64_t t0 = tool__time(args, "t0", 0), t1 = tool__time(args, "t1", 0);
-	double move_m = tool__num(args, "min_move_m", DEFAULT_MOVE_M);
-	double win_s = tool__num(args, "window_s", DEFAULT_WINDOW_S);
-	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
-	unsigned char *used = NULL;
-	struct event *ev = NULL;
-	size_t nev = 0, i;
-	long only = -1;
 	cJSON *arr;
-	int rc = 0;
+	size_t i;
+	int rc;
 
-	if (t1 < t0)
-		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, t0, t1);
-	if (tool__has(args, "object")) {
-		rc = tool__object_arg(ctx, args, "object", &only);
+	if (!tool__add_time(result, "t0_ns", r->t0) || !tool__add_time(result, "t1_ns", r->t1) ||
+	    !cJSON_AddNumberToObject(result, "total", (double)r->n) ||
+	    !cJSON_AddBoolToObject(result, "truncated", r->n > limit))
+		return ENG_ENOMEM;
+	arr = cJSON_AddArrayToObject(result, "events");
+	if (!arr)
+		return ENG_ENOMEM;
+	for (i = 0; i < r->n && i < limit; i++) {
+		rc = add_event(arr, rec, &r->v[i]);
 		if (rc)
 			return rc;
 	}
-	rc = motion_segments(ctx, move_m, (int64_t)llround(win_s * 1e9), &mc);
+	return 0;
+}
+
+int tool_find_interactions(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	struct interactions_args a;
+	struct interactions_result r;
+	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
+	int rc;
+
+	a.t0 = tool__time(args, "t0", 0);
+	a.t1 = tool__time(args, "t1", 0);
+	a.min_move_m = tool__num(args, "min_move_m", INTERACTIONS_MOVE_M);
+	a.window_s = tool__num(args, "window_s", INTERACTIONS_WINDOW_S);
+	a.object = -1;
+	if (a.t1 < a.t0)
+		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, a.t0,
+				    a.t1);
+	if (tool__has(args, "object")) {
+		rc = tool__object_arg(ctx, args, "object", &a.object);
+		if (rc)
+			return rc;
+	}
+	rc = interactions_find(ctx, &a, &r);
 	if (rc)
 		return rc;
-	used = calloc(rec->nactions ? rec->nactions : 1, 1);
-	ev = calloc(mc->n + rec->nactions + 1, sizeof(*ev));
-	if (!used || !ev) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	/* motions first (in time order), each taking its closest action */
-	for (i = 0; i < mc->n; i++) {
-		const struct motion_seg *s = &mc->segs[i];
-		long a = match_action(rec, s->obj, s->start_ns, used);
-
-		if (a >= 0)
-			used[a] = 1;
-		if (s->start_ns < t0 || s->start_ns > t1 || (only >= 0 && (long)s->obj != only))
-			continue;
-		ev[nev].t_ns = s->start_ns;
-		ev[nev].obj = (long)s->obj;
-		ev[nev].seg = (long)i;
-		ev[nev].action = a;
-		nev++;
-	}
-	for (i = 0; i < rec->nactions; i++) {
-		const struct rec_action *a = &rec->actions[i];
-
-		if (used[i] || a->object < 0 || (size_t)a->object >= rec->nobjects)
-			continue;
-		if (a->start_ns < t0 || a->start_ns > t1 || (only >= 0 && a->object != only))
-			continue;
-		ev[nev].t_ns = a->start_ns;
-		ev[nev].obj = a->object;
-		ev[nev].seg = -1;
-		ev[nev].action = (long)i;
-		nev++;
-	}
-	if (nev)
-		qsort(ev, nev, sizeof(*ev), cmp_event);
-
-	if (!tool__add_time(result, "t0_ns", t0) || !tool__add_time(result, "t1_ns", t1) ||
-	    !cJSON_AddNumberToObject(result, "total", (double)nev) ||
-	    !cJSON_AddBoolToObject(result, "truncated", nev > limit)) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	arr = cJSON_AddArrayToObject(result, "events");
-	if (!arr) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nev && i < limit; i++) {
-		rc = add_event(arr, rec, mc, &ev[i]);
-		if (rc)
-			goto out;
-	}
-out:
-	free(used);
-	free(ev);
+	rc = interactions_write(ctx, &r, limit, result);
+	interactions_release(&r);
 	return rc;
 }

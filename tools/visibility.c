@@ -204,26 +204,77 @@ int64_t visibility_timeline_time(const struct visibility_timeline *tl, size_t k)
 
 /* ======================= visible_objects ======================= */
 
-struct seen {
-	size_t obj;
-	struct visibility_info info;
-};
-
 static int cmp_seen(const void *pa, const void *pb)
 {
-	const struct seen *a = pa, *b = pb;
+	const struct visible_object *a = pa, *b = pb;
 
 	if (a->info.distance_m != b->info.distance_m)
 		return a->info.distance_m < b->info.distance_m ? -1 : 1;
 	return (a->obj > b->obj) - (a->obj < b->obj);
 }
 
+void visible_release(struct visible_result *r)
+{
+	free(r->visible);
+	free(r->hidden);
+	r->visible = r->hidden = NULL;
+	r->nvisible = r->nhidden = 0;
+}
+
+int visible_compute(struct tool_ctx *ctx, const struct visible_args *a,
+		    struct visible_result *out)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	struct visibility_view v;
+	struct scene *s;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->t = a->t;
+	out->max_range_m = a->max_range_m;
+	rc = tool__camera(ctx, "t", a->t, &out->cam, &out->heading);
+	if (rc)
+		return rc;
+	rc = scene_get(ctx, &s);
+	if (!rc)
+		rc = visibility_view_at(s, rec, a->t, a->max_range_m, &v);
+	if (rc)
+		return rc;
+	out->visible = malloc((rec->nobjects + 1) * sizeof(*out->visible));
+	out->hidden = malloc((rec->nobjects + 1) * sizeof(*out->hidden));
+	if (!out->visible || !out->hidden) {
+		visible_release(out);
+		return ENG_ENOMEM;
+	}
+	for (i = 0; i < rec->nobjects; i++) {
+		struct visible_object e;
+
+		memset(&e, 0, sizeof(e));
+		e.obj = i;
+		if (visibility_test(s, &v, i, a->include_hidden, &e.info) == VIS_VISIBLE) {
+			memcpy(e.position, scene_box(s, i)->c, sizeof(e.position));
+			e.has_yaw = !bev_yaw_to(out->heading, v.T_world_cam.t, e.position, &e.yaw_deg);
+			if (e.has_yaw) {
+				e.dir = bev_dir_from_yaw(e.yaw_deg);
+				e.sector_margin_deg = bev_dir_margin(e.yaw_deg);
+			} else {
+				e.yaw_deg = NAN;
+			}
+			out->visible[out->nvisible++] = e;
+		} else if (a->include_hidden) {
+			out->hidden[out->nhidden++] = e;
+		}
+	}
+	qsort(out->visible, out->nvisible, sizeof(*out->visible), cmp_seen);
+	qsort(out->hidden, out->nhidden, sizeof(*out->hidden), cmp_seen);
+	return 0;
+}
+
 static int add_visible(cJSON *arr, const struct recording *rec,
-		       const struct disc_params *dp, const struct visibility_view *v,
-		       float heading, const struct seen *e, const struct scene *s)
+		       const struct disc_params *dp, const struct visible_object *e)
 {
 	cJSON *o = cJSON_CreateObject();
-	float yaw;
 
 	if (!o)
 		return ENG_ENOMEM;
@@ -232,18 +283,16 @@ static int add_visible(cJSON *arr, const struct recording *rec,
 	    !tool__add_str(o, "name", rec->objects[e->obj].name) ||
 	    !tool__add_str(o, "category", rec->objects[e->obj].category) ||
 	    !tool__add_num(o, "distance_m", e->info.distance_m, 3) ||
-	    !tool__add_vec3(o, "position", scene_box(s, e->obj)->c, 3))
+	    !tool__add_vec3(o, "position", e->position, 3))
 		return ENG_ENOMEM;
-	if (!bev_yaw_to(heading, v->T_world_cam.t, scene_box(s, e->obj)->c, &yaw)) {
-		enum bev_dir d = bev_dir_from_yaw(yaw);
-		char letter[2] = { bev_dir_letter(d), 0 };
-		float m = bev_dir_margin(yaw);
+	if (e->has_yaw) {
+		char letter[2] = { bev_dir_letter(e->dir), 0 };
 
-		if (!tool__add_num(o, "yaw_deg", yaw, 2) ||
-		    !cJSON_AddStringToObject(o, "direction", bev_dir_name(d)) ||
+		if (!tool__add_num(o, "yaw_deg", e->yaw_deg, 2) ||
+		    !cJSON_AddStringToObject(o, "direction", bev_dir_name(e->dir)) ||
 		    !cJSON_AddStringToObject(o, "letter", letter) ||
-		    !tool__add_num(o, "sector_margin_deg", m, 2) ||
-		    !cJSON_AddBoolToObject(o, "ambiguous", m < dp->angle_margin_deg))
+		    !tool__add_num(o, "sector_margin_deg", e->sector_margin_deg, 2) ||
+		    !cJSON_AddBoolToObject(o, "ambiguous", e->sector_margin_deg < dp->angle_margin_deg))
 			return ENG_ENOMEM;
 	} else if (!cJSON_AddNullToObject(o, "yaw_deg") ||
 		   !cJSON_AddNullToObject(o, "direction") ||
@@ -273,7 +322,7 @@ static int add_visible(cJSON *arr, const struct recording *rec,
 	return 0;
 }
 
-static int add_hidden(cJSON *arr, const struct recording *rec, const struct seen *e)
+static int add_hidden(cJSON *arr, const struct recording *rec, const struct visible_object *e)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -289,93 +338,62 @@ static int add_hidden(cJSON *arr, const struct recording *rec, const struct seen
 	return 0;
 }
 
-int tool_visible_objects(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+int visible_write(struct tool_ctx *ctx, const struct visible_result *r, size_t limit,
+		  bool hidden, cJSON *result)
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
 	const struct disc_params *dp = tool_ctx_disc(ctx);
-	int64_t t = tool__time(args, "t", 0);
-	float range = (float)tool__num(args, "max_range_m", VISIBILITY_MAX_RANGE_M);
-	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
-	const cJSON *ih = cJSON_GetObjectItemCaseSensitive(args, "include_hidden");
-	bool hidden = cJSON_IsTrue(ih);
-	struct visibility_view v;
-	struct seen *vis = NULL, *hid = NULL;
-	size_t nv = 0, nh = 0, i;
-	struct scene *s;
-	struct pose cam;
-	float heading;
 	cJSON *c, *arr;
+	size_t i;
 	int rc;
 
-	rc = tool__camera(ctx, "t", t, &cam, &heading);
-	if (rc)
-		return rc;
-	rc = scene_get(ctx, &s);
-	if (rc)
-		return rc;
-	rc = visibility_view_at(s, rec, t, range, &v);
-	if (rc)
-		return rc;
-	vis = malloc((rec->nobjects + 1) * sizeof(*vis));
-	hid = malloc((rec->nobjects + 1) * sizeof(*hid));
-	if (!vis || !hid) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < rec->nobjects; i++) {
-		struct visibility_info info;
-
-		if (visibility_test(s, &v, i, hidden, &info) == VIS_VISIBLE) {
-			vis[nv].obj = i;
-			vis[nv++].info = info;
-		} else {
-			hid[nh].obj = i;
-			hid[nh++].info = info;
-		}
-	}
-	qsort(vis, nv, sizeof(*vis), cmp_seen);
-	qsort(hid, nh, sizeof(*hid), cmp_seen);
-
-	if (!tool__add_time(result, "t_ns", t)) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
+	if (!tool__add_time(result, "t_ns", r->t))
+		return ENG_ENOMEM;
 	c = cJSON_AddObjectToObject(result, "camera");
 	if (!c ||
-	    !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * POSE_RAD2DEG)), 2) ||
+	    !tool__add_vec3(c, "position", r->cam.t, 3) ||
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)r->heading * POSE_RAD2DEG)), 2) ||
 	    !cJSON_AddStringToObject(c, "model", rec->camera.model == REC_CAM_FISHEYE ?
 				     "fisheye" : "pinhole") ||
-	    !tool__add_num(result, "max_range_m", range, 3) ||
-	    !cJSON_AddNumberToObject(result, "total", (double)nv) ||
-	    !cJSON_AddBoolToObject(result, "truncated", nv > limit)) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
+	    !tool__add_num(result, "max_range_m", r->max_range_m, 3) ||
+	    !cJSON_AddNumberToObject(result, "total", (double)r->nvisible) ||
+	    !cJSON_AddBoolToObject(result, "truncated", r->nvisible > limit))
+		return ENG_ENOMEM;
 	arr = cJSON_AddArrayToObject(result, "objects");
-	if (!arr) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nv && i < limit; i++) {
-		rc = add_visible(arr, rec, dp, &v, heading, &vis[i], s);
+	if (!arr)
+		return ENG_ENOMEM;
+	for (i = 0; i < r->nvisible && i < limit; i++) {
+		rc = add_visible(arr, rec, dp, &r->visible[i]);
 		if (rc)
-			goto out;
+			return rc;
 	}
 	if (hidden) {
 		arr = cJSON_AddArrayToObject(result, "hidden");
-		if (!arr || !cJSON_AddNumberToObject(result, "hidden_total", (double)nh)) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
-		for (i = 0; i < nh && i < limit; i++) {
-			rc = add_hidden(arr, rec, &hid[i]);
+		if (!arr || !cJSON_AddNumberToObject(result, "hidden_total", (double)r->nhidden))
+			return ENG_ENOMEM;
+		for (i = 0; i < r->nhidden && i < limit; i++) {
+			rc = add_hidden(arr, rec, &r->hidden[i]);
 			if (rc)
-				goto out;
+				return rc;
 		}
 	}
-out:
-	free(vis);
-	free(hid);
+	return 0;
+}
+
+int tool_visible_objects(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	struct visible_args a;
+	struct visible_result r;
+	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
+	int rc;
+
+	a.t = tool__time(args, "t", 0);
+	a.max_range_m = (float)tool__num(args, "max_range_m", VISIBILITY_MAX_RANGE_M);
+	a.include_hidden = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "include_hidden"));
+	rc = visible_compute(ctx, &a, &r);
+	if (rc)
+		return rc;
+	rc = visible_write(ctx, &r, limit, a.include_hidden, result);
+	visible_release(&r);
 	return rc;
 }

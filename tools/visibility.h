@@ -26,6 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
+#include "bev.h"
 #include "recording.h"
 #include "scene.h"
 
@@ -103,5 +106,55 @@ bool visibility_timeline_visible(const struct visibility_timeline *tl,
 
 /* The time of frame k. Can't fail. */
 int64_t visibility_timeline_time(const struct visibility_timeline *tl, size_t k);
+
+/* ======================= visible_objects ======================= */
+
+struct visible_args {
+	int64_t t;           /* camera time, ns */
+	float max_range_m;   /* range of the predicate (VISIBILITY_MAX_RANGE_M) */
+	bool include_hidden; /* also list the hidden objects with their reasons */
+};
+
+/* One object in (or out of) view. */
+struct visible_object {
+	size_t obj;                  /* object index */
+	struct visibility_info info; /* the predicate's facts (occluder named for hidden ones) */
+	vec3 position;               /* box centre at t (visible objects) */
+	bool has_yaw;                /* false straight above or below the camera */
+	float yaw_deg;               /* signed BEV yaw from the heading, + = left */
+	enum bev_dir dir;            /* its sector */
+	float sector_margin_deg;     /* to the nearest sector boundary */
+};
+
+/* The objects in view at t, nearest first; arrays owned (visible_release). */
+struct visible_result {
+	int64_t t;
+	struct pose cam;
+	float heading;
+	float max_range_m;
+	struct visible_object *visible;
+	size_t nvisible;
+	struct visible_object *hidden; /* only with include_hidden */
+	size_t nhidden;
+};
+
+/*
+ * The typed entry of the visible_objects tool. Returns 0 (release *out
+ * with visible_release), ENG_EINVAL (t outside the recording, through
+ * tool__reject), ENG_ERANGE (no heading at t), ENG_ENOMEM or a scene error;
+ * *out holds nothing to release on failure.
+ */
+int visible_compute(struct tool_ctx *ctx, const struct visible_args *args,
+		    struct visible_result *out);
+
+/* Frees the arrays of r. Can't fail. */
+void visible_release(struct visible_result *r);
+
+/*
+ * Writes the tool's JSON fields of r into obj, at most `limit` objects per
+ * list, the hidden list when `hidden`. Returns 0 or ENG_ENOMEM.
+ */
+int visible_write(struct tool_ctx *ctx, const struct visible_result *r, size_t limit,
+		  bool hidden, cJSON *obj);
 
 #endif /* VISIBILITY_H */
