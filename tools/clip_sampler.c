@@ -30,7 +30,7 @@
  * With a metric, candidates whose answer would sit within the ambiguity
  * margin are dropped before thinning (see the schema's description).
  */
-#include "registry.h"
+#include "clips.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -40,8 +40,11 @@
 #include "banned.h"
 #include "bev.h"
 #include "err.h"
+#include "registry.h"
 #include "rng.h"
 #include "gaze.h"
+#include "interactions.h"
+#include "keysteps.h"
 #include "path.h"
 #include "scene.h"
 #include "visibility.h"
@@ -55,70 +58,20 @@
 #define FIX_LEAD_NS 300000000LL       /* T = t_F - 0.3 s */
 #define GAZE_TOL_NS 100000000LL       /* gaze sample at T */
 #define INTERACT_LEAD_NS NS_PER_S     /* T = t_I - 1 s */
-#define DEFAULT_FRAMES 8
-#define DEFAULT_WINDOW_S 8.0
-#define K_MIN 3
-#define K_MAX 5
 #define MAX_LISTS 16
 
 
-enum clip_sub {
-	SUB_HEAD_TURN = 0,
-	SUB_GAZE_TARGET,
-	SUB_NAVIGATE,
-	SUB_NEXT_INTERACTION,
-	SUB_CHAIN,
-	SUB_COUNT
-};
+/* No metric given: no ambiguity filter. */
+#define METRIC_NONE METRIC_COUNT
 
-static const char *const sub_names[SUB_COUNT] = {
-	"intention.head_turn", "intention.gaze_target", "exploration.navigate",
-	"exploitation.next_interaction", "chain.actions"
-};
-
-enum clip_metric { METRIC_NONE = 0, METRIC_APPROX, METRIC_RELATIVE };
-
-static const char *const interaction_kinds[] = { "motion", "action", "motion+action" };
-
-/* One candidate and the facts that qualified it. */
-struct cand {
-	int64_t T;
-	long target;       /* object, -1 for chains */
-	int key;           /* thinning key: the target, or K for chains */
-	int64_t event_t;   /* last seen / fixation start / interaction / first future action */
-	/* camera at T -> target (at T, or at t_I for interactions) */
-	float distance_m;
-	float bev_m;
-	float yaw_deg;     /* NAN when the target is straight above or below */
-	float margin_deg;
-	float dz_m;
-	vec3 local;        /* [forward, left, up] in the BEV frame of T */
-	/* head turn / navigate */
-	int reason;        /* enum visibility_reason at T */
-	/* navigate */
-	float path_m;
-	int nlegs;
-	float leg_yaw[2];
-	float leg_margin[2];
-	bool start_moved;
-	/* gaze target */
-	int64_t fix_end;
-	long gaze_obj;     /* object under the gaze at T, -1 */
-	int nrefs;         /* other objects visible at T */
-	/* interaction */
-	int kind;          /* index into interaction_kinds */
-	long action;       /* action index, -1 */
-	float move_m;      /* motion distance, NAN without a motion */
-	/* chain */
-	int k;
-	size_t first_obs, nobs, first_future;
-};
 
 /* The candidates of one setting, and the last order handed out. */
 struct clip_list {
-	int sub, metric, k;
+	enum subtask sub;
+	enum metric metric;
+	int k;
 	int64_t window_ns;
-	struct cand *v;
+	struct clip_cand *v;
 	size_t n, cap;
 	/* last filtered, shuffled order */
 	bool have_order;
@@ -154,11 +107,11 @@ static void clip_cache_free(void *p)
 	free(c);
 }
 
-static int push(struct clip_list *l, const struct cand *c)
+static int push(struct clip_list *l, const struct clip_cand *c)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct cand *v = realloc(l->v, cap * sizeof(*v));
+		struct clip_cand *v = realloc(l->v, cap * sizeof(*v));
 
 		if (!v)
 			return ENG_ENOMEM;
@@ -171,14 +124,14 @@ static int push(struct clip_list *l, const struct cand *c)
 
 static int cmp_cand(const void *pa, const void *pb)
 {
-	const struct cand *a = pa, *b = pb;
+	const struct clip_cand *a = pa, *b = pb;
 
 	if (a->T != b->T)
 		return a->T < b->T ? -1 : 1;
 	return (a->key > b->key) - (a->key < b->key);
 }
 
-static void cand_init(struct cand *c)
+static void cand_init(struct clip_cand *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->target = -1;
@@ -200,7 +153,7 @@ static bool camera_at(const struct recording *rec, int64_t T, struct pose *cam,
 }
 
 /* Distance, yaw and BEV displacement from the camera to point p. */
-static void relate(struct cand *c, const struct pose *cam, float heading, const vec3 p)
+static void relate(struct clip_cand *c, const struct pose *cam, float heading, const vec3 p)
 {
 	vec3 d = { p[0] - cam->t[0], p[1] - cam->t[1], p[2] - cam->t[2] };
 	float yaw;
@@ -232,7 +185,7 @@ struct enum_ctx {
 	const struct disc_params *dp;
 	struct scene *scene;
 	struct clip_list *l;
-	int metric;
+	enum metric metric;
 	int64_t window_ns;
 };
 
@@ -240,7 +193,7 @@ struct enum_ctx {
  * The facts of a head-turn candidate; *ok false when T has no heading or
  * (with `metric`) the metric rejects the target's yaw.
  */
-static int head_turn_facts(struct enum_ctx *e, struct cand *c, bool metric, bool *ok)
+static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric, bool *ok)
 {
 	struct visibility_view v;
 	struct pose cam;
@@ -271,7 +224,7 @@ static int head_turn_facts(struct enum_ctx *e, struct cand *c, bool metric, bool
  * *expensive true: the rejection came from planning (the caller then
  * waits RETRY_NS before trying the target again).
  */
-static int navigate_facts(struct enum_ctx *e, struct cand *c, bool *ok, bool *expensive)
+static int navigate_facts(struct enum_ctx *e, struct clip_cand *c, bool *ok, bool *expensive)
 {
 	struct path_plan p;
 	struct pose cam;
@@ -328,7 +281,7 @@ static int enum_lost_from_view(struct enum_ctx *e, bool navigate)
 		long lv = -1;               /* last visible frame <= k - back */
 
 		for (k = 0; k < tl->nframes; k++) {
-			struct cand c;
+			struct clip_cand c;
 			bool ok, expensive = false;
 
 			if (k >= back && visibility_timeline_visible(tl, o, k - back))
@@ -397,7 +350,7 @@ static int enum_gaze_target(struct enum_ctx *e)
 		struct pose cam;
 		float heading;
 		size_t gi;
-		struct cand c;
+		struct clip_cand c;
 
 		if (f->object < 0 || f->fx.duration_ns < FIX_MIN_NS)
 			continue;
@@ -440,58 +393,16 @@ out:
 
 /* ======================= Next interaction ======================= */
 
-/* A time written by tool__add_time (a raw JSON number). */
-static bool json_time(const cJSON *v, int64_t *out)
-{
-	char *end;
-	long long x;
-
-	if (cJSON_IsNumber(v)) {
-		*out = (int64_t)llround(v->valuedouble);
-		return true;
-	}
-	if (!cJSON_IsRaw(v) || !v->valuestring)
-		return false;
-	x = strtoll(v->valuestring, &end, 10);
-	if (end == v->valuestring || *end)
-		return false;
-	*out = (int64_t)x;
-	return true;
-}
-
-/* Runs another tool's function on arguments given as JSON text. */
-static int run_tool(struct tool_ctx *ctx, tool_fn fn, const char *args_json, cJSON **out)
-{
-	cJSON *args = cJSON_Parse(args_json), *res = cJSON_CreateObject();
-	int rc;
-
-	if (!args || !res) {
-		cJSON_Delete(args);
-		cJSON_Delete(res);
-		return ENG_ENOMEM;
-	}
-	rc = fn(ctx, args, res);
-	cJSON_Delete(args);
-	if (rc) {
-		cJSON_Delete(res);
-		return rc;
-	}
-	*out = res;
-	return 0;
-}
-
 static int enum_next_interaction(struct enum_ctx *e)
 {
-	char args[160];
-	cJSON *res = NULL;
-	const cJSON *ev;
+	struct interactions_args a = { INT64_MIN / 2, INT64_MAX / 2, -1, INTERACTIONS_MOVE_M,
+				       INTERACTIONS_WINDOW_S };
+	struct interactions_result res;
 	int64_t t0 = recording_t0(e->rec), *next_ok = NULL;
 	size_t i;
 	int rc;
 
-	snprintf(args, sizeof(args), "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"limit\":1e15}",
-		 INT64_MIN / 2, INT64_MAX / 2);
-	rc = run_tool(e->ctx, tool_find_interactions, args, &res);
+	rc = interactions_find(e->ctx, &a, &res);
 	if (rc)
 		return rc;
 	next_ok = malloc((e->rec->nobjects + 1) * sizeof(*next_ok));
@@ -501,43 +412,25 @@ static int enum_next_interaction(struct enum_ctx *e)
 	}
 	for (i = 0; i < e->rec->nobjects; i++)
 		next_ok[i] = INT64_MIN;
-	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(res, "events")) {
-		const cJSON *obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
-		const cJSON *kind = cJSON_GetObjectItemCaseSensitive(ev, "kind");
-		const cJSON *mo = cJSON_GetObjectItemCaseSensitive(ev, "motion");
-		const cJSON *ac = cJSON_GetObjectItemCaseSensitive(ev, "action");
+	for (i = 0; i < res.n; i++) {
+		const struct interaction *ev = &res.v[i];
 		struct pose cam;
 		float heading;
 		struct obb b;
-		struct cand c;
-		int kk;
+		struct clip_cand c;
 
 		cand_init(&c);
-		if (!json_time(cJSON_GetObjectItemCaseSensitive(ev, "t_ns"), &c.event_t) ||
-		    !cJSON_IsString(id) || !cJSON_IsString(kind))
-			continue;
-		c.target = recording_find_object(e->rec, id->valuestring);
-		if (c.target < 0)
-			continue;
-		for (kk = 0; kk < 3; kk++)
-			if (!strcmp(kind->valuestring, interaction_kinds[kk]))
-				c.kind = kk;
-		if (cJSON_IsObject(mo)) {
-			const cJSON *d = cJSON_GetObjectItemCaseSensitive(mo, "distance_m");
-
-			if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(mo, "onset_observed")) &&
-			    !cJSON_IsObject(ac))
+		c.event_t = ev->t_ns;
+		c.target = ev->obj;
+		c.kind = (int)ev->kind;
+		if (ev->has_motion) {
+			if (!ev->onset_seen && ev->action < 0)
 				continue; /* the motion began before the first sample */
-			if (cJSON_IsNumber(d))
-				c.move_m = (float)d->valuedouble;
+			c.move_m = (float)tool__round(hypot(hypot(ev->displacement[0],
+								  ev->displacement[1]),
+							    ev->displacement[2]), 3);
 		}
-		if (cJSON_IsObject(ac)) {
-			const cJSON *ai = cJSON_GetObjectItemCaseSensitive(ac, "index");
-
-			if (cJSON_IsNumber(ai))
-				c.action = (long)ai->valuedouble;
-		}
+		c.action = ev->action;
 		c.key = (int)c.target;
 		c.T = c.event_t - INTERACT_LEAD_NS;
 		if (c.T - e->window_ns < t0 || c.T < next_ok[c.target])
@@ -557,7 +450,7 @@ static int enum_next_interaction(struct enum_ctx *e)
 	}
 out:
 	free(next_ok);
-	cJSON_Delete(res);
+	interactions_release(&res);
 	return rc;
 }
 
@@ -565,58 +458,54 @@ out:
 
 static int enum_chain_k(struct enum_ctx *e, int k)
 {
-	char args[256];
-	cJSON *res = NULL;
-	const cJSON *w;
+	struct keysteps_args a = { INT64_MIN / 2, INT64_MAX / 2, (size_t)k,
+				   (double)e->window_ns / 1e9, KEYSTEPS_HORIZON_S, KEYSTEPS_LEAD_S };
+	struct keysteps_result res;
 	int64_t t0 = recording_t0(e->rec), next_ok = INT64_MIN;
+	size_t i;
 	int rc;
 
-	snprintf(args, sizeof(args),
-		 "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"k\":%d,\"clip_s\":%.9f,\"limit\":1e15}",
-		 INT64_MIN / 2, INT64_MAX / 2, k, (double)e->window_ns / 1e9);
-	rc = run_tool(e->ctx, tool_extract_keysteps, args, &res);
+	rc = keysteps_extract(e->ctx, &a, &res);
 	if (rc)
 		return rc;
-	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(res, "dense_windows")) {
-		const cJSON *obs = cJSON_GetObjectItemCaseSensitive(w, "observed");
-		const cJSON *fut = cJSON_GetObjectItemCaseSensitive(w, "future");
-		struct cand c;
+	for (i = 0; i < res.nwindows; i++) {
+		const struct keystep_window *w = &res.windows[i];
+		struct clip_cand c;
 
 		cand_init(&c);
-		if (!json_time(cJSON_GetObjectItemCaseSensitive(w, "t_ns"), &c.T) ||
-		    cJSON_GetArraySize(obs) < 1 || cJSON_GetArraySize(fut) != k ||
-		    !cJSON_IsNumber(obs->child) || !cJSON_IsNumber(fut->child))
+		c.T = w->T;
+		if (w->first_future <= w->first_obs)
 			continue;
 		if (c.T - e->window_ns < t0 || c.T < next_ok)
 			continue;
 		c.k = k;
 		c.key = k;
-		c.first_obs = (size_t)obs->child->valuedouble;
-		c.nobs = (size_t)cJSON_GetArraySize(obs);
-		c.first_future = (size_t)fut->child->valuedouble;
+		c.first_obs = w->first_obs;
+		c.nobs = w->first_future - w->first_obs;
+		c.first_future = w->first_future;
 		c.event_t = e->rec->actions[c.first_future].start_ns;
 		rc = push(e->l, &c);
 		if (rc)
 			break;
 		next_ok = c.T + THIN_NS;
 	}
-	cJSON_Delete(res);
+	keysteps_release(&res);
 	return rc;
 }
 
 /* ======================= The cache ======================= */
 
-static int enumerate(struct enum_ctx *e, int sub, int k)
+static int enumerate(struct enum_ctx *e, enum subtask sub, int k)
 {
 	int rc = 0, kk;
 
 	switch (sub) {
-	case SUB_HEAD_TURN: rc = enum_lost_from_view(e, false); break;
-	case SUB_NAVIGATE: rc = enum_lost_from_view(e, true); break;
-	case SUB_GAZE_TARGET: rc = enum_gaze_target(e); break;
-	case SUB_NEXT_INTERACTION: rc = enum_next_interaction(e); break;
-	case SUB_CHAIN:
-		for (kk = K_MIN; kk <= K_MAX && !rc; kk++)
+	case SUBTASK_HEAD_TURN: rc = enum_lost_from_view(e, false); break;
+	case SUBTASK_NAVIGATE: rc = enum_lost_from_view(e, true); break;
+	case SUBTASK_GAZE_TARGET: rc = enum_gaze_target(e); break;
+	case SUBTASK_NEXT_INTERACTION: rc = enum_next_interaction(e); break;
+	case SUBTASK_CHAIN:
+		for (kk = CLIPS_K_MIN; kk <= CLIPS_K_MAX && !rc; kk++)
 			if (!k || k == kk)
 				rc = enum_chain_k(e, kk);
 		break;
@@ -627,7 +516,8 @@ static int enumerate(struct enum_ctx *e, int sub, int k)
 	return rc;
 }
 
-static int get_list(struct tool_ctx *ctx, int sub, int metric, int64_t window_ns, int k,
+static int get_list(struct tool_ctx *ctx, enum subtask sub, enum metric metric,
+		    int64_t window_ns, int k,
 		    struct clip_list **out)
 {
 	struct clip_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_CLIPS);
@@ -699,7 +589,7 @@ static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, in
 			return ENG_ENOMEM;
 	}
 	for (i = 0; i < l->n; i++) {
-		const struct cand *c = &l->v[i];
+		const struct clip_cand *c = &l->v[i];
 
 		if ((target >= 0 && c->target != target) || c->T < t0 || c->T > t1)
 			continue;
@@ -739,20 +629,20 @@ static cJSON *add_dir_fields(cJSON *o, float yaw, float margin)
 }
 
 static int add_why(cJSON *why, const struct recording *rec, const struct clip_list *l,
-		   const struct cand *c)
+		   const struct clip_cand *c)
 {
 	int i;
 
 	switch (l->sub) {
-	case SUB_HEAD_TURN:
-	case SUB_NAVIGATE:
+	case SUBTASK_HEAD_TURN:
+	case SUBTASK_NAVIGATE:
 		if (!tool__add_time(why, "last_seen_ns", c->event_t) ||
 		    !cJSON_AddStringToObject(why, "at_t", visibility_reason_name(c->reason)) ||
 		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
 		    !tool__add_num(why, "bev_distance_m", c->bev_m, 3) ||
 		    !add_dir_fields(why, c->yaw_deg, c->margin_deg))
 			return ENG_ENOMEM;
-		if (l->sub == SUB_HEAD_TURN)
+		if (l->sub == SUBTASK_HEAD_TURN)
 			return 0;
 		if (!tool__add_num(why, "path_length_m", c->path_m, 3) ||
 		    !cJSON_AddNumberToObject(why, "legs", c->nlegs) ||
@@ -765,7 +655,7 @@ static int add_why(cJSON *why, const struct recording *rec, const struct clip_li
 				return ENG_ENOMEM;
 		}
 		return 0;
-	case SUB_GAZE_TARGET:
+	case SUBTASK_GAZE_TARGET:
 		if (!tool__add_time(why, "fixation_start_ns", c->event_t) ||
 		    !tool__add_time(why, "fixation_end_ns", c->fix_end) ||
 		    !tool__add_num(why, "fixation_ms", (double)(c->fix_end - c->event_t) / 1e6, 1) ||
@@ -775,10 +665,10 @@ static int add_why(cJSON *why, const struct recording *rec, const struct clip_li
 		    !cJSON_AddNumberToObject(why, "references_visible", c->nrefs))
 			return ENG_ENOMEM;
 		return 0;
-	case SUB_NEXT_INTERACTION: {
+	case SUBTASK_NEXT_INTERACTION: {
 		const struct rec_action *a = c->action >= 0 ? &rec->actions[c->action] : NULL;
 
-		if (!cJSON_AddStringToObject(why, "kind", interaction_kinds[c->kind]) ||
+		if (!cJSON_AddStringToObject(why, "kind", interaction_kind_name((enum interaction_kind)c->kind)) ||
 		    !tool__add_str(why, "verb", a ? a->verb : NULL) ||
 		    !tool__add_str(why, "hand", a ? tool__hand_name(a->hand) : NULL) ||
 		    !(c->action >= 0 ? cJSON_AddNumberToObject(why, "action_index", (double)c->action)
@@ -791,7 +681,7 @@ static int add_why(cJSON *why, const struct recording *rec, const struct clip_li
 			return ENG_ENOMEM;
 		return 0;
 	}
-	case SUB_CHAIN: {
+	case SUBTASK_CHAIN: {
 		cJSON *obs, *fut;
 		size_t j;
 
@@ -822,27 +712,29 @@ static int add_why(cJSON *why, const struct recording *rec, const struct clip_li
 	}
 }
 
-static const char *event_name(int sub, const struct cand *c)
+const char *clips_event_name(enum subtask sub, const struct clip_cand *c)
 {
 	switch (sub) {
-	case SUB_HEAD_TURN:
-	case SUB_NAVIGATE: return "last_seen";
-	case SUB_GAZE_TARGET: return "fixation";
-	case SUB_NEXT_INTERACTION: return interaction_kinds[c->kind];
+	case SUBTASK_HEAD_TURN:
+	case SUBTASK_NAVIGATE: return "last_seen";
+	case SUBTASK_GAZE_TARGET: return "fixation";
+	case SUBTASK_NEXT_INTERACTION: return interaction_kind_name((enum interaction_kind)c->kind);
 	default: return "future_actions";
 	}
 }
 
-static int add_cand(cJSON *arr, const struct recording *rec, const struct clip_list *l,
-		    const struct cand *c, size_t rank, int frames)
+int clips_cand_json(struct tool_ctx *ctx, const struct clips_result *r,
+		    const struct clip_cand *c, size_t rank, int frames, cJSON **out)
 {
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct clip_list *l = r->list;
 	cJSON *o = cJSON_CreateObject(), *w, *f, *why;
 	int64_t start = c->T - l->window_ns;
 	int i;
 
 	if (!o)
 		return ENG_ENOMEM;
-	cJSON_AddItemToArray(arr, o);
+	*out = o;
 	if (!cJSON_AddNumberToObject(o, "index", (double)rank) || !tool__add_time(o, "t_ns", c->T))
 		return ENG_ENOMEM;
 	w = cJSON_AddObjectToObject(o, "window");
@@ -861,7 +753,7 @@ static int add_cand(cJSON *arr, const struct recording *rec, const struct clip_l
 		cJSON_AddItemToArray(f, v);
 	}
 	if (!tool__add_object_ref(o, "target", rec, c->target) ||
-	    !cJSON_AddStringToObject(o, "event", event_name(l->sub, c)) ||
+	    !cJSON_AddStringToObject(o, "event", clips_event_name(l->sub, c)) ||
 	    !tool__add_time(o, "event_t_ns", c->event_t))
 		return ENG_ENOMEM;
 	why = cJSON_AddObjectToObject(o, "why");
@@ -870,72 +762,118 @@ static int add_cand(cJSON *arr, const struct recording *rec, const struct clip_l
 	return add_why(why, rec, l, c);
 }
 
-static int parse_sub(const char *s)
-{
-	int i;
-
-	for (i = 0; s && i < SUB_COUNT; i++)
-		if (!strcmp(s, sub_names[i]))
-			return i;
-	return -1;
-}
-
-int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+int clips_sample(struct tool_ctx *ctx, const struct clips_args *a, struct clips_result *out)
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
-	int sub = parse_sub(tool__str(args, "subtask"));
-	const char *ms = tool__str(args, "metric");
-	int metric = !ms ? METRIC_NONE : !strcmp(ms, "approx") ? METRIC_APPROX : METRIC_RELATIVE;
-	size_t index = (size_t)tool__num(args, "index", 0);
-	size_t count = (size_t)tool__num(args, "count", 1);
-	uint64_t seed = (uint64_t)tool__num(args, "seed", 0);
-	int frames = (int)tool__num(args, "frames", DEFAULT_FRAMES);
-	int64_t window_ns = (int64_t)llround(tool__num(args, "window_s", DEFAULT_WINDOW_S) * 1e9);
-	int k = (int)tool__num(args, "k", 0);
-	int64_t t0 = tool__time(args, "t0", INT64_MIN), t1 = tool__time(args, "t1", INT64_MAX);
+	int64_t window_ns = (int64_t)llround(a->window_s * 1e9);
 	struct clip_list *l;
-	long target = -1;
-	size_t i;
-	cJSON *arr;
 	int rc;
 
-	if (sub < 0)
+	memset(out, 0, sizeof(*out));
+	out->subtask = a->subtask;
+	out->metric = a->metric;
+	out->seed = a->seed;
+	out->window_ns = window_ns;
+	if ((unsigned)a->subtask >= SUBTASK_COUNT)
 		return tool__reject(ctx, "/subtask", "unknown sub-task");
-	if (sub == SUB_CHAIN && metric == METRIC_APPROX)
-		return tool__reject(ctx, "/metric", "chain.actions has only the relative metric");
-	if (sub != SUB_CHAIN && tool__has(args, "k"))
+	if (a->metric != METRIC_NONE && !subtask_has_metric(a->subtask, a->metric))
+		return tool__reject(ctx, "/metric", "%s has only the relative metric",
+				    subtask_name(a->subtask));
+	if (a->subtask != SUBTASK_CHAIN && a->k)
 		return tool__reject(ctx, "/k", "applies only to chain.actions");
-	if (tool__has(args, "target")) {
-		if (sub == SUB_CHAIN)
+	if (a->target >= 0) {
+		if (a->subtask == SUBTASK_CHAIN)
 			return tool__reject(ctx, "/target", "chain.actions candidates have no target object");
-		rc = tool__object_arg(ctx, args, "target", &target);
-		if (rc)
-			return rc;
+		if ((size_t)a->target >= rec->nobjects)
+			return tool__reject(ctx, "/target", "no object with index %ld", a->target);
 	}
-	if (t1 < t0)
-		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, t0, t1);
-	rc = get_list(ctx, sub, metric, window_ns, k, &l);
+	if (a->t1 < a->t0)
+		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, a->t0,
+				    a->t1);
+	rc = get_list(ctx, a->subtask, a->metric, window_ns, a->k, &l);
 	if (!rc)
-		rc = order(l, seed, target, t0, t1);
+		rc = order(l, a->seed, a->target, a->t0, a->t1);
 	if (rc)
 		return rc;
-	if (l->norder && index >= l->norder)
+	if (l->norder && a->index >= l->norder)
 		return tool__reject(ctx, "/index", "must be below the candidate count %zu, got %zu",
-				    l->norder, index);
+				    l->norder, a->index);
+	out->list = l;
+	out->total = l->norder;
+	out->index = a->index;
+	out->n = a->index < l->norder ? l->norder - a->index : 0;
+	if (out->n > a->count)
+		out->n = a->count;
+	return 0;
+}
 
-	if (!cJSON_AddStringToObject(result, "subtask", sub_names[sub]) ||
-	    !tool__add_str(result, "metric", ms) ||
-	    !cJSON_AddNumberToObject(result, "seed", (double)seed) ||
-	    !cJSON_AddNumberToObject(result, "total", (double)l->norder) ||
-	    !cJSON_AddNumberToObject(result, "index", (double)index))
+const struct clip_cand *clips_get(const struct clips_result *r, size_t i)
+{
+	const struct clip_list *l = r->list;
+
+	return &l->v[l->order[r->index + i]];
+}
+
+int clips_write(struct tool_ctx *ctx, const struct clips_result *r, int frames, cJSON *result)
+{
+	cJSON *arr;
+	size_t i;
+	int rc;
+
+	if (!cJSON_AddStringToObject(result, "subtask", subtask_name(r->subtask)) ||
+	    !tool__add_str(result, "metric", r->metric == METRIC_NONE ? NULL : metric_name(r->metric)) ||
+	    !cJSON_AddNumberToObject(result, "seed", (double)r->seed) ||
+	    !cJSON_AddNumberToObject(result, "total", (double)r->total) ||
+	    !cJSON_AddNumberToObject(result, "index", (double)r->index))
 		return ENG_ENOMEM;
 	arr = cJSON_AddArrayToObject(result, "candidates");
 	if (!arr)
 		return ENG_ENOMEM;
-	for (i = index; i < l->norder && i < index + count; i++) {
-		rc = add_cand(arr, rec, l, &l->v[l->order[i]], i, frames);
+	for (i = 0; i < r->n; i++) {
+		cJSON *o = NULL;
+
+		rc = clips_cand_json(ctx, r, clips_get(r, i), r->index + i, frames, &o);
+		if (o)
+			cJSON_AddItemToArray(arr, o);
 		if (rc)
 			return rc;
 	}
 	return 0;
+}
+
+int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	const char *ms = tool__str(args, "metric");
+	int frames = (int)tool__num(args, "frames", CLIPS_FRAMES);
+	struct clips_args a;
+	struct clips_result r;
+	int rc;
+
+	a.subtask = subtask_from_name(tool__str(args, "subtask"));
+	a.metric = ms ? metric_from_name(ms) : METRIC_NONE;
+	a.index = (size_t)tool__num(args, "index", 0);
+	a.count = (size_t)tool__num(args, "count", 1);
+	a.seed = (uint64_t)tool__num(args, "seed", 0);
+	a.window_s = tool__num(args, "window_s", CLIPS_WINDOW_S);
+	a.k = (int)tool__num(args, "k", 0);
+	a.t0 = tool__time(args, "t0", INT64_MIN);
+	a.t1 = tool__time(args, "t1", INT64_MAX);
+	a.target = -1;
+	if ((unsigned)a.subtask >= SUBTASK_COUNT)
+		return tool__reject(ctx, "/subtask", "unknown sub-task");
+	if (a.subtask == SUBTASK_CHAIN && a.metric == METRIC_APPROX)
+		return tool__reject(ctx, "/metric", "chain.actions has only the relative metric");
+	if (a.subtask != SUBTASK_CHAIN && tool__has(args, "k"))
+		return tool__reject(ctx, "/k", "applies only to chain.actions");
+	if (tool__has(args, "target")) {
+		if (a.subtask == SUBTASK_CHAIN)
+			return tool__reject(ctx, "/target", "chain.actions candidates have no target object");
+		rc = tool__object_arg(ctx, args, "target", &a.target);
+		if (rc)
+			return rc;
+	}
+	rc = clips_sample(ctx, &a, &r);
+	if (rc)
+		return rc;
+	return clips_write(ctx, &r, frames, result);
 }

@@ -185,118 +185,154 @@ static int add_fixation(cJSON *arr, const struct recording *rec,
 	return 0;
 }
 
-int tool_cast_gaze(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+void gaze_cast_release(struct gaze_cast_result *r)
+{
+	free(r->samples);
+	free(r->objects);
+	memset(r, 0, sizeof(*r));
+}
+
+int gaze_cast(struct tool_ctx *ctx, const struct gaze_cast_args *a, struct gaze_cast_result *out)
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
-	int64_t t0 = tool__time(args, "t0", 0), t1 = tool__time(args, "t1", 0);
-	size_t step = (size_t)tool__num(args, "step", 1);
-	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
-	const struct gaze_fixations *fx;
+	size_t i, first, step = a->step ? a->step : 1;
 	struct obj_count *counts = NULL;
-	size_t i, first, total = 0, hits = 0, listed = 0, nf = 0, k;
 	struct scene *s;
-	cJSON *arr, *objs, *farr;
 	int rc;
 
-	if (t1 < t0)
-		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, t0, t1);
+	memset(out, 0, sizeof(*out));
+	out->t0 = a->t0;
+	out->t1 = a->t1;
+	if (a->t1 < a->t0)
+		return tool__reject(ctx, "/t1", "must be >= t0 (%" PRId64 "), got %" PRId64, a->t0,
+				    a->t1);
 	rc = scene_get(ctx, &s);
 	if (!rc)
-		rc = gaze_fixations_get(ctx, &fx);
+		rc = gaze_fixations_get(ctx, &out->fixations);
 	if (rc)
 		return rc;
 	counts = calloc(rec->nobjects + 1, sizeof(*counts));
-	if (!counts)
-		return ENG_ENOMEM;
-	for (i = 0; i < rec->nobjects; i++)
-		counts[i].obj = (long)i;
-
-	arr = cJSON_CreateArray();
-	if (!arr) {
+	first = time_floor_index(rec->gaze, rec->ngaze, sizeof(*rec->gaze), a->t0 - 1);
+	first = first == SIZE_MAX ? 0 : first + 1;
+	out->samples = malloc((rec->ngaze - first + 1) / step * sizeof(*out->samples) +
+			      sizeof(*out->samples));
+	if (!counts || !out->samples) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	first = time_floor_index(rec->gaze, rec->ngaze, sizeof(*rec->gaze), t0 - 1);
-	first = first == SIZE_MAX ? 0 : first + 1;
-	for (i = first; i < rec->ngaze && rec->gaze[i].t_ns <= t1; i++) {
+	for (i = 0; i < rec->nobjects; i++)
+		counts[i].obj = (long)i;
+	for (i = first; i < rec->ngaze && rec->gaze[i].t_ns <= a->t1; i++) {
 		const struct rec_gaze *g = &rec->gaze[i];
 		float d;
 		long obj = gaze_hit(s, g, &d);
-		cJSON *o;
 
 		if (obj >= 0) {
-			hits++;
+			out->nhits++;
 			counts[obj].n++;
 		}
-		if (total++ % step || listed >= limit)
+		if (out->ntotal++ % step)
 			continue;
-		listed++;
-		o = cJSON_CreateObject();
-		if (!o) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
-		cJSON_AddItemToArray(arr, o);
-		if (!tool__add_time(o, "t_ns", g->t_ns) || !tool__add_object_ref(o, "object", rec, obj) ||
-		    !(obj >= 0 ? tool__add_num(o, "distance_m", d, 3)
-			       : cJSON_AddNullToObject(o, "distance_m"))) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
+		out->samples[out->nsamples].t_ns = g->t_ns;
+		out->samples[out->nsamples].object = obj;
+		out->samples[out->nsamples].distance_m = obj >= 0 ? d : 0;
+		out->nsamples++;
 	}
-	if (!tool__add_time(result, "t0_ns", t0) || !tool__add_time(result, "t1_ns", t1) ||
-	    !tool__add_num(result, "max_range_m", GAZE_RANGE_M, 1) ||
-	    !cJSON_AddNumberToObject(result, "samples_total", (double)total) ||
-	    !cJSON_AddNumberToObject(result, "samples_hit", (double)hits) ||
-	    !cJSON_AddBoolToObject(result, "truncated", (total + step - 1) / step > listed)) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	cJSON_AddItemToObject(result, "samples", arr);
-	arr = NULL;
-
 	qsort(counts, rec->nobjects, sizeof(*counts), cmp_count);
-	objs = cJSON_AddArrayToObject(result, "objects");
-	if (!objs) {
+	out->objects = malloc((rec->nobjects + 1) * sizeof(*out->objects));
+	if (!out->objects) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < rec->nobjects && counts[i].n && i < limit; i++) {
+	for (i = 0; i < rec->nobjects && counts[i].n; i++) {
+		out->objects[i].object = counts[i].obj;
+		out->objects[i].samples = counts[i].n;
+		out->nobjects++;
+	}
+out:
+	free(counts);
+	if (rc)
+		gaze_cast_release(out);
+	return rc;
+}
+
+int gaze_cast_write(struct tool_ctx *ctx, const struct gaze_cast_result *r, size_t limit,
+		    cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	cJSON *arr, *objs, *farr;
+	size_t i, nf = 0;
+	int rc;
+
+	if (!tool__add_time(result, "t0_ns", r->t0) || !tool__add_time(result, "t1_ns", r->t1) ||
+	    !tool__add_num(result, "max_range_m", GAZE_RANGE_M, 1) ||
+	    !cJSON_AddNumberToObject(result, "samples_total", (double)r->ntotal) ||
+	    !cJSON_AddNumberToObject(result, "samples_hit", (double)r->nhits) ||
+	    !cJSON_AddBoolToObject(result, "truncated", r->nsamples > limit))
+		return ENG_ENOMEM;
+	arr = cJSON_AddArrayToObject(result, "samples");
+	if (!arr)
+		return ENG_ENOMEM;
+	for (i = 0; i < r->nsamples && i < limit; i++) {
+		const struct gaze_cast_sample *x = &r->samples[i];
 		cJSON *o = cJSON_CreateObject();
 
-		if (!o) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
+		if (!o)
+			return ENG_ENOMEM;
+		cJSON_AddItemToArray(arr, o);
+		if (!tool__add_time(o, "t_ns", x->t_ns) ||
+		    !tool__add_object_ref(o, "object", rec, x->object) ||
+		    !(x->object >= 0 ? tool__add_num(o, "distance_m", x->distance_m, 3)
+				     : cJSON_AddNullToObject(o, "distance_m")))
+			return ENG_ENOMEM;
+	}
+	objs = cJSON_AddArrayToObject(result, "objects");
+	if (!objs)
+		return ENG_ENOMEM;
+	for (i = 0; i < r->nobjects && i < limit; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			return ENG_ENOMEM;
 		cJSON_AddItemToArray(objs, o);
-		if (!tool__add_str(o, "id", rec->objects[counts[i].obj].id) ||
-		    !tool__add_str(o, "name", rec->objects[counts[i].obj].name) ||
-		    !cJSON_AddNumberToObject(o, "samples", (double)counts[i].n)) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
+		if (!tool__add_str(o, "id", rec->objects[r->objects[i].object].id) ||
+		    !tool__add_str(o, "name", rec->objects[r->objects[i].object].name) ||
+		    !cJSON_AddNumberToObject(o, "samples", (double)r->objects[i].samples))
+			return ENG_ENOMEM;
 	}
-
 	farr = cJSON_AddArrayToObject(result, "fixations");
-	if (!farr) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	for (k = 0; k < fx->n; k++) {
-		const struct gaze_fixation *f = &fx->v[k];
+	if (!farr)
+		return ENG_ENOMEM;
+	for (i = 0; i < r->fixations->n; i++) {
+		const struct gaze_fixation *f = &r->fixations->v[i];
 
-		if (f->fx.t_end_ns < t0 || f->fx.t_start_ns > t1)
+		if (f->fx.t_end_ns < r->t0 || f->fx.t_start_ns > r->t1)
 			continue;
 		if (nf++ >= limit)
 			continue;
 		rc = add_fixation(farr, rec, f);
 		if (rc)
-			goto out;
+			return rc;
 	}
 	if (!cJSON_AddNumberToObject(result, "fixations_total", (double)nf))
-		rc = ENG_ENOMEM;
-out:
-	cJSON_Delete(arr);
-	free(counts);
+		return ENG_ENOMEM;
+	return 0;
+}
+
+int tool_cast_gaze(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	struct gaze_cast_args a;
+	struct gaze_cast_result r;
+	size_t limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
+	int rc;
+
+	a.t0 = tool__time(args, "t0", 0);
+	a.t1 = tool__time(args, "t1", 0);
+	a.step = (size_t)tool__num(args, "step", 1);
+	rc = gaze_cast(ctx, &a, &r);
+	if (rc)
+		return rc;
+	rc = gaze_cast_write(ctx, &r, limit, result);
+	gaze_cast_release(&r);
 	return rc;
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "fixation.h"
 #include "recording.h"
 #include "scene.h"
@@ -56,5 +58,48 @@ long gaze_hit(struct scene *s, const struct rec_gaze *g, float *t);
  * none is that close. Can't fail.
  */
 size_t gaze_sample_near(const struct recording *rec, int64_t t, int64_t tol_ns);
+
+/* ======================= cast_gaze ======================= */
+
+struct gaze_cast_args {
+	int64_t t0, t1;  /* the gaze samples with time in [t0, t1] */
+	size_t step;     /* keep every step-th sample in `samples` (>= 1) */
+};
+
+struct gaze_cast_sample {
+	int64_t t_ns;
+	long object;      /* hit, -1 for none */
+	float distance_m; /* to the hit (0 without one) */
+};
+
+struct gaze_cast_count {
+	long object;
+	size_t samples;   /* samples of [t0, t1] that hit it */
+};
+
+/* Arrays owned (gaze_cast_release); fixations owned by the context. */
+struct gaze_cast_result {
+	int64_t t0, t1;
+	struct gaze_cast_sample *samples; /* every step-th sample */
+	size_t nsamples;
+	size_t ntotal, nhits;             /* samples in the range, and those that hit */
+	struct gaze_cast_count *objects;  /* objects hit, most samples first */
+	size_t nobjects;
+	const struct gaze_fixations *fixations; /* of the whole recording */
+};
+
+/* The typed entry of cast_gaze: 0, ENG_EINVAL (t1 < t0), ENG_ENOMEM, a scene error. */
+int gaze_cast(struct tool_ctx *ctx, const struct gaze_cast_args *args,
+	      struct gaze_cast_result *out);
+
+/* Frees r's arrays. Can't fail. */
+void gaze_cast_release(struct gaze_cast_result *r);
+
+/*
+ * Writes the tool's JSON (at most `limit` samples, objects and fixations
+ * overlapping [t0, t1]) into obj. 0 or ENG_ENOMEM.
+ */
+int gaze_cast_write(struct tool_ctx *ctx, const struct gaze_cast_result *r, size_t limit,
+		    cJSON *obj);
 
 #endif /* GAZE_H */

@@ -300,81 +300,81 @@ static bool pgm_path_ok(const char *p)
 	return true;
 }
 
-int tool_build_occupancy(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+int occupancy_compute(struct tool_ctx *ctx, const struct occupancy_args *a,
+		      struct occupancy_result *out)
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
-	int64_t t = tool__time(args, "t", 0);
-	const char *pgm = tool__str(args, "pgm_path");
-	bool rle = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "rle"));
-	struct grid_params gp;
-	struct grid_summary sum;
-	struct occupancy occ;
-	long target = -1;
-	struct pose cam;
-	float heading;
-	cJSON *g, *c;
 	int rc;
 
-	if (pgm && !pgm_path_ok(pgm))
-		return tool__reject(ctx, "/pgm_path",
-				    "must be a relative path ending in .pgm without '..', got '%.100s'",
-				    pgm);
-	rc = tool__camera(ctx, "t", t, &cam, &heading);
+	memset(out, 0, sizeof(*out));
+	out->t = a->t;
+	out->target = a->target;
+	out->params = a->grid;
+	rc = tool__camera(ctx, "t", a->t, &out->cam, &out->heading);
 	if (rc)
 		return rc;
-	if (tool__has(args, "target")) {
-		rc = tool__object_arg(ctx, args, "target", &target);
-		if (rc)
-			return rc;
-	}
-	occupancy_read_params(args, &gp);
-	rc = occupancy_build(ctx, t, &cam, target, &gp, &occ);
+	if (a->target >= 0 && (size_t)a->target >= rec->nobjects)
+		return tool__reject(ctx, "/target", "no object with index %ld", a->target);
+	rc = occupancy_build(ctx, a->t, &out->cam, a->target, &a->grid, &out->occ);
 	if (rc)
 		return rc;
-	grid_summarize(&occ.grid, &sum);
-
-	if (!tool__add_time(result, "t_ns", t) ||
-	    !tool__add_object_ref(result, "target", rec, target))
-		return ENG_ENOMEM;
-	g = cJSON_AddObjectToObject(result, "grid");
-	if (!g ||
-	    !cJSON_AddNumberToObject(g, "w", occ.grid.w) ||
-	    !cJSON_AddNumberToObject(g, "h", occ.grid.h) ||
-	    !tool__add_num(g, "cell_m", occ.grid.cell, 3) ||
-	    !tool__add_num(g, "x0", occ.grid.x0, 3) ||
-	    !tool__add_num(g, "y0", occ.grid.y0, 3) ||
-	    !tool__add_num(g, "floor_z", occ.floor_z, 3) ||
-	    !tool__add_num(g, "band_lo_z", occ.floor_z + gp.band_lo_m, 3) ||
-	    !tool__add_num(g, "band_hi_z", occ.floor_z + gp.band_hi_m, 3) ||
-	    !tool__add_num(g, "inflate_m", gp.inflate_m, 3) ||
-	    !cJSON_AddNumberToObject(result, "free", (double)sum.free) ||
-	    !cJSON_AddNumberToObject(result, "occupied", (double)sum.occupied) ||
-	    !cJSON_AddNumberToObject(result, "inflated", (double)sum.inflated) ||
-	    !cJSON_AddNumberToObject(result, "skipped_boxes", (double)occ.nskipped))
-		return ENG_ENOMEM;
-	c = cJSON_AddObjectToObject(result, "camera");
-	if (!c || !tool__add_vec3(c, "position", cam.t, 3) ||
-	    add_cell(c, "cell", occ.cam_cx, occ.cam_cy) ||
-	    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
-		    occ.grid.cells[(size_t)occ.cam_cy * (size_t)occ.grid.w + (size_t)occ.cam_cx])) ||
-	    !cJSON_AddBoolToObject(c, "free", grid_is_free(&occ.grid, occ.cam_cx, occ.cam_cy)))
-		return ENG_ENOMEM;
-	if (target >= 0) {
-		const struct obb *b;
+	if (a->target >= 0) {
 		struct scene *s;
-		int cx, cy;
 
 		rc = scene_get(ctx, &s);
 		if (rc)
 			return rc;
-		b = scene_box(s, (size_t)target);
+		memcpy(out->target_pos, scene_box(s, (size_t)a->target)->c, sizeof(out->target_pos));
+	}
+	return 0;
+}
+
+int occupancy_write(struct tool_ctx *ctx, const struct occupancy_result *r, bool rle,
+		    cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct occupancy *occ = &r->occ;
+	const struct grid_params *gp = &r->params;
+	struct grid_summary sum;
+	cJSON *g, *c;
+
+	grid_summarize(&occ->grid, &sum);
+	if (!tool__add_time(result, "t_ns", r->t) ||
+	    !tool__add_object_ref(result, "target", rec, r->target))
+		return ENG_ENOMEM;
+	g = cJSON_AddObjectToObject(result, "grid");
+	if (!g ||
+	    !cJSON_AddNumberToObject(g, "w", occ->grid.w) ||
+	    !cJSON_AddNumberToObject(g, "h", occ->grid.h) ||
+	    !tool__add_num(g, "cell_m", occ->grid.cell, 3) ||
+	    !tool__add_num(g, "x0", occ->grid.x0, 3) ||
+	    !tool__add_num(g, "y0", occ->grid.y0, 3) ||
+	    !tool__add_num(g, "floor_z", occ->floor_z, 3) ||
+	    !tool__add_num(g, "band_lo_z", occ->floor_z + gp->band_lo_m, 3) ||
+	    !tool__add_num(g, "band_hi_z", occ->floor_z + gp->band_hi_m, 3) ||
+	    !tool__add_num(g, "inflate_m", gp->inflate_m, 3) ||
+	    !cJSON_AddNumberToObject(result, "free", (double)sum.free) ||
+	    !cJSON_AddNumberToObject(result, "occupied", (double)sum.occupied) ||
+	    !cJSON_AddNumberToObject(result, "inflated", (double)sum.inflated) ||
+	    !cJSON_AddNumberToObject(result, "skipped_boxes", (double)occ->nskipped))
+		return ENG_ENOMEM;
+	c = cJSON_AddObjectToObject(result, "camera");
+	if (!c || !tool__add_vec3(c, "position", r->cam.t, 3) ||
+	    add_cell(c, "cell", occ->cam_cx, occ->cam_cy) ||
+	    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
+		    occ->grid.cells[(size_t)occ->cam_cy * (size_t)occ->grid.w + (size_t)occ->cam_cx])) ||
+	    !cJSON_AddBoolToObject(c, "free", grid_is_free(&occ->grid, occ->cam_cx, occ->cam_cy)))
+		return ENG_ENOMEM;
+	if (r->target >= 0) {
+		int cx, cy;
+
 		c = cJSON_AddObjectToObject(result, "target_cell");
-		if (!c || !tool__add_vec3(c, "position", b->c, 3))
+		if (!c || !tool__add_vec3(c, "position", r->target_pos, 3))
 			return ENG_ENOMEM;
-		if (!grid_world_to_cell(&occ.grid, b->c[0], b->c[1], &cx, &cy)) {
+		if (!grid_world_to_cell(&occ->grid, r->target_pos[0], r->target_pos[1], &cx, &cy)) {
 			if (add_cell(c, "cell", cx, cy) ||
 			    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
-				    occ.grid.cells[(size_t)cy * (size_t)occ.grid.w + (size_t)cx])))
+				    occ->grid.cells[(size_t)cy * (size_t)occ->grid.w + (size_t)cx])))
 				return ENG_ENOMEM;
 		} else if (!cJSON_AddNullToObject(c, "cell") || !cJSON_AddNullToObject(c, "state")) {
 			return ENG_ENOMEM;
@@ -382,13 +382,37 @@ int tool_build_occupancy(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	} else if (!cJSON_AddNullToObject(result, "target_cell")) {
 		return ENG_ENOMEM;
 	}
-	if (rle) {
-		rc = add_rle(result, &occ.grid);
-		if (rc)
-			return rc;
-	}
+	return rle ? add_rle(result, &occ->grid) : 0;
+}
+
+int tool_build_occupancy(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	const char *pgm = tool__str(args, "pgm_path");
+	bool rle = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "rle"));
+	struct occupancy_args a;
+	struct occupancy_result r;
+	struct pose cam;
+	float heading;
+	int rc;
+
+	if (pgm && !pgm_path_ok(pgm))
+		return tool__reject(ctx, "/pgm_path",
+				    "must be a relative path ending in .pgm without '..', got '%.100s'",
+				    pgm);
+	a.t = tool__time(args, "t", 0);
+	a.target = -1;
+	occupancy_read_params(args, &a.grid);
+	rc = tool__camera(ctx, "t", a.t, &cam, &heading);
+	if (!rc && tool__has(args, "target"))
+		rc = tool__object_arg(ctx, args, "target", &a.target);
+	if (!rc)
+		rc = occupancy_compute(ctx, &a, &r);
+	if (!rc)
+		rc = occupancy_write(ctx, &r, rle, result);
+	if (rc)
+		return rc;
 	if (pgm) {
-		rc = gridio_write_pgm(pgm, &occ.grid, NULL, 0, true);
+		rc = gridio_write_pgm(pgm, &r.occ.grid, NULL, 0, true);
 		if (rc)
 			return rc;
 		if (!cJSON_AddStringToObject(result, "pgm_path", pgm))

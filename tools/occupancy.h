@@ -58,4 +58,34 @@ void occupancy_read_params(const cJSON *args, struct grid_params *p);
 /* "free", "occupied", "inflated" for a cell value. Can't fail. */
 const char *occupancy_cell_name(int v);
 
+/* ======================= build_occupancy ======================= */
+
+struct occupancy_args {
+	int64_t t;               /* time of the boxes and the camera, ns */
+	long target;             /* object left out, -1 for none */
+	struct grid_params grid; /* grid settings */
+};
+
+struct occupancy_result {
+	int64_t t;
+	long target;
+	struct pose cam;
+	float heading;
+	struct grid_params params;
+	struct occupancy occ;    /* cells owned by the context, valid until its next build */
+	vec3 target_pos;         /* the target's box centre at t (target >= 0) */
+};
+
+/*
+ * The typed entry of build_occupancy. Returns 0, ENG_EINVAL (t outside the
+ * recording, bad target; through tool__reject), ENG_ERANGE (no heading), or
+ * an occupancy_build() error.
+ */
+int occupancy_compute(struct tool_ctx *ctx, const struct occupancy_args *args,
+		      struct occupancy_result *out);
+
+/* Writes the tool's JSON (with the cells as runs when rle) into obj. 0 or ENG_ENOMEM. */
+int occupancy_write(struct tool_ctx *ctx, const struct occupancy_result *r, bool rle,
+		    cJSON *obj);
+
 #endif /* OCCUPANCY_H */

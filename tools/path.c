@@ -13,7 +13,6 @@
 #include "registry.h"
 #include "scene.h"
 
-#define DEFAULT_MAX_POINTS 40
 
 /* The A* workspace and the path buffers, kept across calls. */
 struct path_cache {
@@ -284,62 +283,61 @@ static int add_points(cJSON *result, const struct path_plan *p, size_t max_point
 	return 0;
 }
 
-int tool_plan_path(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+int path_compute(struct tool_ctx *ctx, const struct path_args *a, struct path_result *out)
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
-	int64_t t = tool__time(args, "t", 0);
-	float goal_r = (float)tool__num(args, "goal_radius_m", PATH_GOAL_RADIUS_M);
-	size_t max_points = (size_t)tool__num(args, "max_points", DEFAULT_MAX_POINTS);
-	struct grid_params gp;
-	struct path_plan p;
-	const struct grid *g;
-	long target;
-	struct pose cam;
-	float heading;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->t = a->t;
+	out->target = a->target;
+	rc = tool__camera(ctx, "t", a->t, &out->cam, &out->heading);
+	if (rc)
+		return rc;
+	if (a->target < 0 || (size_t)a->target >= rec->nobjects)
+		return tool__reject(ctx, "/target", "no object with index %ld", a->target);
+	return path_plan(ctx, a->t, &out->cam, out->heading, a->target, &a->grid,
+			 a->goal_radius_m, &out->plan);
+}
+
+int path_write(struct tool_ctx *ctx, const struct path_result *r, size_t max_points,
+	       cJSON *result)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	const struct path_plan *p = &r->plan;
+	const struct grid *g = &p->occ.grid;
 	cJSON *c;
 	int rc;
 
-	rc = tool__camera(ctx, "t", t, &cam, &heading);
-	if (rc)
-		return rc;
-	rc = tool__object_arg(ctx, args, "target", &target);
-	if (rc)
-		return rc;
-	occupancy_read_params(args, &gp);
-	rc = path_plan(ctx, t, &cam, heading, target, &gp, goal_r, &p);
-	if (rc)
-		return rc;
-	g = &p.occ.grid;
-
-	if (!tool__add_time(result, "t_ns", t) ||
-	    !tool__add_object_ref(result, "target", rec, target) ||
-	    !cJSON_AddBoolToObject(result, "reachable", p.status == PATH_OK) ||
-	    !cJSON_AddStringToObject(result, "status", path_status_name(p.status)))
+	if (!tool__add_time(result, "t_ns", r->t) ||
+	    !tool__add_object_ref(result, "target", rec, r->target) ||
+	    !cJSON_AddBoolToObject(result, "reachable", p->status == PATH_OK) ||
+	    !cJSON_AddStringToObject(result, "status", path_status_name(p->status)))
 		return ENG_ENOMEM;
 	c = cJSON_AddObjectToObject(result, "camera");
 	if (!c ||
-	    !tool__add_vec3(c, "position", cam.t, 3) ||
-	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)heading * POSE_RAD2DEG)), 2) ||
-	    add_xy(c, "cell", (float)p.occ.cam_cx, (float)p.occ.cam_cy) ||
+	    !tool__add_vec3(c, "position", r->cam.t, 3) ||
+	    !tool__add_num(c, "heading_deg", bev_wrap_deg((float)((double)r->heading * POSE_RAD2DEG)), 2) ||
+	    add_xy(c, "cell", (float)p->occ.cam_cx, (float)p->occ.cam_cy) ||
 	    !cJSON_AddStringToObject(c, "state", occupancy_cell_name(
-		    g->cells[(size_t)p.occ.cam_cy * (size_t)g->w + (size_t)p.occ.cam_cx])))
+		    g->cells[(size_t)p->occ.cam_cy * (size_t)g->w + (size_t)p->occ.cam_cx])))
 		return ENG_ENOMEM;
 	c = cJSON_AddObjectToObject(result, "grid");
 	if (!c || !cJSON_AddNumberToObject(c, "w", g->w) || !cJSON_AddNumberToObject(c, "h", g->h) ||
 	    !tool__add_num(c, "cell_m", g->cell, 3) || !tool__add_num(c, "x0", g->x0, 3) ||
 	    !tool__add_num(c, "y0", g->y0, 3))
 		return ENG_ENOMEM;
-	if (p.status == PATH_START_BLOCKED) {
+	if (p->status == PATH_START_BLOCKED) {
 		if (!cJSON_AddNullToObject(result, "start"))
 			return ENG_ENOMEM;
 	} else {
-		rc = add_cell_ref(result, "start", g, p.sx, p.sy);
+		rc = add_cell_ref(result, "start", g, p->sx, p->sy);
 		c = cJSON_GetObjectItemCaseSensitive(result, "start");
-		if (rc || !cJSON_AddBoolToObject(c, "moved", p.start_moved) ||
-		    !tool__add_num(c, "offset_m", p.start_offset_m, 3))
+		if (rc || !cJSON_AddBoolToObject(c, "moved", p->start_moved) ||
+		    !tool__add_num(c, "offset_m", p->start_offset_m, 3))
 			return ENG_ENOMEM;
 	}
-	if (p.status != PATH_OK) {
+	if (p->status != PATH_OK) {
 		if (!cJSON_AddNullToObject(result, "goal") ||
 		    !cJSON_AddNullToObject(result, "length_m") ||
 		    !cJSON_AddArrayToObject(result, "path") ||
@@ -347,15 +345,35 @@ int tool_plan_path(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 			return ENG_ENOMEM;
 		return 0;
 	}
-	rc = add_cell_ref(result, "goal", g, p.gx, p.gy);
+	rc = add_cell_ref(result, "goal", g, p->gx, p->gy);
 	c = cJSON_GetObjectItemCaseSensitive(result, "goal");
-	if (rc || !tool__add_num(c, "offset_to_target_m", p.goal_offset_m, 3) ||
-	    !tool__add_num(result, "length_m", p.length_m, 3) ||
-	    !cJSON_AddNumberToObject(result, "cells", (double)p.ncells) ||
-	    !cJSON_AddNumberToObject(result, "expanded", (double)p.expanded))
+	if (rc || !tool__add_num(c, "offset_to_target_m", p->goal_offset_m, 3) ||
+	    !tool__add_num(result, "length_m", p->length_m, 3) ||
+	    !cJSON_AddNumberToObject(result, "cells", (double)p->ncells) ||
+	    !cJSON_AddNumberToObject(result, "expanded", (double)p->expanded))
 		return ENG_ENOMEM;
-	rc = add_points(result, &p, max_points);
+	rc = add_points(result, p, max_points);
 	if (!rc)
-		rc = add_legs(result, &p, tool_ctx_disc(ctx));
+		rc = add_legs(result, p, tool_ctx_disc(ctx));
+	return rc;
+}
+
+int tool_plan_path(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
+{
+	struct path_args a;
+	struct path_result r;
+	size_t max_points = (size_t)tool__num(args, "max_points", PATH_MAX_POINTS);
+	int rc;
+
+	a.t = tool__time(args, "t", 0);
+	a.goal_radius_m = (float)tool__num(args, "goal_radius_m", PATH_GOAL_RADIUS_M);
+	occupancy_read_params(args, &a.grid);
+	rc = tool__camera(ctx, "t", a.t, &r.cam, &r.heading);
+	if (!rc)
+		rc = tool__object_arg(ctx, args, "target", &a.target);
+	if (!rc)
+		rc = path_compute(ctx, &a, &r);
+	if (!rc)
+		rc = path_write(ctx, &r, max_points, result);
 	return rc;
 }

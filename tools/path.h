@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "astar.h"
 #include "occupancy.h"
 
@@ -69,5 +71,38 @@ int path_plan(struct tool_ctx *ctx, int64_t t, const struct pose *cam, float hea
 
 /* "ok", "start_blocked", "no_reachable_cell_by_target". Can't fail. */
 const char *path_status_name(enum path_status s);
+
+/* ======================= plan_path ======================= */
+
+/* Path points written by plan_path when the call gives no max_points. */
+#define PATH_MAX_POINTS 40
+
+struct path_args {
+	int64_t t;               /* camera time, ns */
+	long target;             /* target object index */
+	float goal_radius_m;     /* < 0 for PATH_GOAL_RADIUS_M */
+	struct grid_params grid; /* grid settings (grid_defaults() for the design's) */
+};
+
+struct path_result {
+	int64_t t;
+	long target;
+	struct pose cam;         /* camera at t */
+	float heading;           /* rad */
+	struct path_plan plan;   /* arrays owned by the context, valid until its next plan */
+};
+
+/*
+ * The typed entry of plan_path: the camera at t, then path_plan(). An
+ * unreachable target is not an error (plan.status). Returns 0; ENG_EINVAL
+ * (t outside the recording, bad target; through tool__reject); ENG_ERANGE
+ * (no heading); or a path_plan() error.
+ */
+int path_compute(struct tool_ctx *ctx, const struct path_args *args,
+		 struct path_result *out);
+
+/* Writes the tool's JSON (at most max_points path points) into obj. 0 or ENG_ENOMEM. */
+int path_write(struct tool_ctx *ctx, const struct path_result *r, size_t max_points,
+	       cJSON *obj);
 
 #endif /* PATH_H */
