@@ -12,6 +12,7 @@
 #include "embed.h"
 #include "err.h"
 #include "schema.h"
+#include "task.h"
 #include "template.h"
 
 #define SUBMIT_TOOL "submit_qa"
@@ -115,32 +116,6 @@ int agent_tools(const struct llm_tool **tools, size_t *ntools)
 }
 
 /* ======================= Prompts ======================= */
-
-struct form { const char *task; const char *text; };
-
-static const struct form answer_forms[] = {
-	{ "intention.head_turn.approx", "a signed turn in degrees rounded to 5 (\"Turn left ~95 degrees\"), \"Keep facing forward\" below 15 degrees, \"Turn around\" above 165 degrees" },
-	{ "intention.head_turn.relative", "one of the 8 BEV directions (front, front-left, left, back-left, back, back-right, right, front-right)" },
-	{ "intention.gaze_target.approx", "the yaw to the object and its name (\"Look ~40 degrees to the left, at the kettle\")" },
-	{ "intention.gaze_target.relative", "the object relative to a reference object visible at T (\"The kettle, left of the sink\")" },
-	{ "exploration.navigate.approx", "the first leg's direction and the path length (\"Turn left and go forward ~3.2 m\")" },
-	{ "exploration.navigate.relative", "up to two legs, each relative to the heading after the previous one (\"First turn left and go forward, then go front-right\")" },
-	{ "exploitation.next_interaction.approx", "direction, vertical part, distance, hand and verb (\"Front-left, down ~0.6 m, to pick up the cup\")" },
-	{ "exploitation.next_interaction.relative", "direction and verb (\"Turn left to pick up the cup\")" },
-	{ "chain.actions.relative", "[[node ids],[edge letters]]" },
-};
-
-static const char *answer_form(const char *subtask, const char *metric)
-{
-	char key[96];
-	size_t i;
-
-	snprintf(key, sizeof(key), "%s.%s", subtask, metric);
-	for (i = 0; i < ARRAY_SIZE(answer_forms); i++)
-		if (!strcmp(answer_forms[i].task, key))
-			return answer_forms[i].text;
-	return "";
-}
 
 /*
  * A compact recording summary for the task prompt, computed once per tool
@@ -328,16 +303,16 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 	snprintf(num[3], sizeof(num[3]), "%g", p->truth.interaction_lead_s);
 	{
 		const struct tmpl_var vars[] = {
-			{ "metric", s->metric }, { "window_s", num[0] }, { "index", num[1] },
+			{ "metric", metric_name(s->metric) }, { "window_s", num[0] }, { "index", num[1] },
 			{ "gaze_lead_s", num[2] }, { "interaction_lead_s", num[3] },
-			{ "summary", summary }, { "answer_form", answer_form(s->subtask, s->metric) },
+			{ "summary", summary }, { "answer_form", task_answer_form(s->subtask, s->metric) },
 			{ "k", "3 to 5" },
 		};
 
 		rc = render_embedded("prompts/system.txt", NULL, 0, &sys);
 		if (rc)
 			goto out;
-		snprintf(path, sizeof(path), "prompts/tasks/%s.txt", s->subtask);
+		snprintf(path, sizeof(path), "prompts/tasks/%s.txt", subtask_name(s->subtask));
 		rc = render_embedded(path, vars, ARRAY_SIZE(vars), &task);
 		if (rc)
 			goto out;
@@ -351,8 +326,8 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 	cJSON_AddStringToObject(doc, "brain", brain_name(b));
 	cJSON_AddStringToObject(doc, "model", brain_model(b));
 	cJSON_AddStringToObject(doc, "recording", rec ? rec->id : "");
-	cJSON_AddStringToObject(doc, "subtask", s->subtask);
-	cJSON_AddStringToObject(doc, "metric", s->metric);
+	cJSON_AddStringToObject(doc, "subtask", subtask_name(s->subtask));
+	cJSON_AddStringToObject(doc, "metric", metric_name(s->metric));
 	cJSON_AddNumberToObject(doc, "index", s->index);
 	{
 		struct llm_msg *m = history_push(&h);

@@ -22,12 +22,13 @@
 
 #include "llm.h"
 #include "recording.h"
+#include "subtask.h"
 
 /* What a brain may know about the session besides the messages. */
 struct brain_session {
 	const char *recording_id;
-	const char *subtask; /* "intention.head_turn", ... */
-	const char *metric;  /* "approx" or "relative" */
+	enum subtask subtask;
+	enum metric metric;
 	int index;           /* which candidate clip of the sub-task */
 	uint64_t seed;       /* run seed */
 	const struct recording *rec; /* the recording; the local brain reads object

@@ -29,23 +29,29 @@
 #include "recording.h"
 #include "registry.h"
 #include "store.h"
+#include "subtask.h"
 
-/* The nine groups of docs/design.md section 3. */
-static const struct group {
+/* A group of docs/design.md section 3 (engine/base/subtask.h), with its names. */
+struct group {
+	enum subtask st;
+	enum metric m;
 	const char *subtask; /* full: category.subtask */
 	const char *metric;
-} groups[] = {
-	{ "intention.head_turn", "approx" },
-	{ "intention.head_turn", "relative" },
-	{ "intention.gaze_target", "approx" },
-	{ "intention.gaze_target", "relative" },
-	{ "exploration.navigate", "approx" },
-	{ "exploration.navigate", "relative" },
-	{ "exploitation.next_interaction", "approx" },
-	{ "exploitation.next_interaction", "relative" },
-	{ "chain.actions", "relative" },
 };
-#define NGROUPS (sizeof(groups) / sizeof(groups[0]))
+#define NGROUPS SUBTASK_NGROUPS
+
+static struct group groups[NGROUPS];
+
+static void groups_init(void)
+{
+	size_t i;
+
+	for (i = 0; i < NGROUPS; i++) {
+		subtask_group((int)i, &groups[i].st, &groups[i].m);
+		groups[i].subtask = subtask_name(groups[i].st);
+		groups[i].metric = metric_name(groups[i].m);
+	}
+}
 
 struct gen_opts {
 	const char *db;
@@ -434,7 +440,7 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 #pragma omp parallel for num_threads(nw) schedule(dynamic, 1) reduction(|| : err)
 			for (k = 0; k < n; k++) {
 				struct worker *me = &w[omp_get_thread_num()];
-				struct brain_session s = { rec->id, g->subtask, g->metric, base + k,
+				struct brain_session s = { rec->id, g->st, g->m, base + k,
 							   o->seed, rec };
 
 				if (agent_run(me->brain, me->ctx, &s, &ap, &res[k]))
@@ -945,10 +951,12 @@ out:
 
 int cmd_generate(int argc, char **argv)
 {
+	groups_init();
 	return generate_main(argc, argv, 0);
 }
 
 int cmd_regenerate(int argc, char **argv)
 {
+	groups_init();
 	return generate_main(argc, argv, 1);
 }

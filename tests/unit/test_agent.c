@@ -209,8 +209,8 @@ static cJSON *tool(const char *name, const char *fmt, ...)
 static void session_of(const struct cand *c, int index, struct brain_session *s)
 {
 	s->recording_id = F.rec->id;
-	s->subtask = c->subtask;
-	s->metric = c->metric;
+	s->subtask = subtask_from_name(c->subtask);
+	s->metric = metric_from_name(c->metric);
 	s->index = index;
 	s->seed = SEED;
 	s->rec = F.rec;

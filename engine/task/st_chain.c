@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chain.actions: the K next actions in order and the direction of each
+ * step between their locations, chosen from a candidate set of K true and
+ * distractor actions; every valid order (same-goal actions keep theirs)
+ * is a correct answer.
+ */
+#include "truth_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "chain.h"
+#include "err.h"
+#include "template.h"
+
+#define CHAIN_TOOL_LIMIT 50 /* orders build_chain lists by default */
+
+/* The brain's action list disagrees with the recording: the tools win. */
+static void note_actions(struct build *b, struct truth *out, size_t first, int k)
+{
+	const cJSON *ba = cJSON_GetObjectItemCaseSensitive(b->args, "actions");
+	int same = cJSON_GetArraySize(ba) == k, j;
+
+	for (j = 0; same && j < k; j++)
+		same = (size_t)cJSON_GetArrayItem(ba, j)->valuedouble == first + (size_t)j;
+	if (!same && cJSON_GetArraySize(ba) > 0)
+		out->note = strdup("brain's action list differs from the actions that follow T");
+}
+
+/* The chain over the future actions, into the ground truth. */
+static int build(struct build *b, size_t first, int k, struct chain_result *c)
+{
+	struct chain_args a;
+	cJSON *j;
+	int rc, i;
+
+	memset(&a, 0, sizeof(a));
+	a.nactions = (size_t)k;
+	for (i = 0; i < k; i++)
+		a.actions[i] = first + (size_t)i;
+	a.keep_goal_order = true;
+	a.limit = CHAIN_TOOL_LIMIT;
+	rc = chain_build(b->ctx, &a, c);
+	if (rc)
+		return rc == ENG_EINVAL || rc == ENG_ERANGE
+			       ? err_set(ENG_EINVAL, "build_chain: %s", err_msg()) : rc;
+	j = cJSON_CreateObject();
+	if (!j)
+		return ENG_ENOMEM;
+	rc = chain_write(b->ctx, c, j);
+	if (rc || !cJSON_AddItemToObject(b->gt, "chain", j)) {
+		cJSON_Delete(j);
+		return rc ? rc : ENG_ENOMEM;
+	}
+	return 0;
+}
+
+/* Every valid order with its own edges, the observed one first, into valid[]. */
+static int valid_orders(struct build *b, const struct chain_result *c, size_t first,
+			const struct qc_chain *ch, cJSON *valid)
+{
+	size_t i;
+	int j, k = (int)c->k;
+
+	for (i = 0; i < c->norders; i++) {
+		const struct chain_order *o = &c->orders[i];
+		int order[ANS_CHAIN_MAX];
+		enum bev_dir edges[ANS_CHAIN_MAX];
+		struct answer an;
+		cJSON *one, *nodes, *eds;
+		bool defined = true;
+
+		for (j = 0; j < k; j++)
+			order[j] = (int)(c->act[o->member[j]] - first);
+		for (j = 0; j < k - 1; j++) {
+			const struct chain_edge *e = &c->e[o->member[j]][o->member[j + 1]];
+
+			defined = defined && e->defined;
+			edges[j] = e->dir;
+		}
+		if (!defined || qc_chain_answer(ch, order, edges, &an))
+			continue;
+		one = cJSON_CreateObject();
+		nodes = cJSON_AddArrayToObject(one, "node");
+		eds = cJSON_AddArrayToObject(one, "edge");
+		if (!one || !nodes || !eds) {
+			cJSON_Delete(one);
+			return ENG_ENOMEM;
+		}
+		for (j = 0; j < k; j++)
+			cJSON_AddItemToArray(nodes, cJSON_CreateNumber(an.nodes[j]));
+		for (j = 0; j < k - 1; j++) {
+			char e[2] = { bev_dir_letter(an.edges[j]), 0 };
+
+			cJSON_AddItemToArray(eds, cJSON_CreateString(e));
+		}
+		cJSON_AddItemToArray(valid, one);
+		if (cJSON_GetArraySize(valid) == 1)
+			b->ans = an;
+	}
+	return 0;
+}
+
+/* True when an edge of the observed order or of a listed order is ambiguous. */
+static bool any_ambiguous_edge(const struct chain_result *c)
+{
+	size_t i, j;
+
+	for (j = 0; j + 1 < c->k; j++)
+		if (c->e[j][j + 1].ambiguous)
+			return true;
+	for (i = 0; i < c->norders; i++)
+		for (j = 0; j + 1 < c->k; j++)
+			if (c->e[c->orders[i].member[j]][c->orders[i].member[j + 1]].ambiguous)
+				return true;
+	return false;
+}
+
+/* The question: the brain's when it carries the candidate list, else the template's. */
+static int question(struct build *b, struct truth *out, const char *goal, const struct qc_chain *ch)
+{
+	const char *bq = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b->args, "question"));
+	struct buf q, cands;
+	char gb[256];
+	size_t gl;
+	int rc;
+
+	buf_init(&q, 1 << 16);
+	buf_init(&cands, 1 << 16);
+	rc = qc_chain_list(ch, &cands);
+	if (rc)
+		goto out;
+	snprintf(gb, sizeof(gb), "%s", goal ? goal : "the task");
+	gl = strlen(gb);
+	if (gl && gb[gl - 1] == '.')
+		gb[gl - 1] = '\0';
+	if (bq && strlen(bq) > 20 && strstr(bq, "[[")) {
+		rc = buf_adds(&q, bq);
+	} else {
+		const struct tmpl_var vars[] = { { "goal", gb }, { "candidates", buf_str(&cands) } };
+
+		rc = tmpl_question("chain.actions.relative", qc_seed_from_id(out->id), vars,
+				   ARRAY_SIZE(vars), &q);
+	}
+	if (rc)
+		goto out;
+	free(out->question);
+	out->question = buf_detach(&q);
+	if (!out->question)
+		rc = ENG_ENOMEM;
+out:
+	buf_release(&q);
+	buf_release(&cands);
+	return rc;
+}
+
+/* The options (the candidate set) and the answer document. */
+static int pack(struct build *b, struct truth *out, const struct qc_chain *ch, cJSON *ans,
+		int k, const char *goal)
+{
+	cJSON *opts = cJSON_CreateArray(), *aj = ans_to_json(&b->ans);
+	int j;
+
+	for (j = 0; opts && j < ch->n; j++)
+		cJSON_AddItemToArray(opts, cJSON_CreateString(ch->desc[j]));
+	out->options_json = opts ? cJSON_PrintUnformatted(opts) : NULL;
+	cJSON_Delete(opts);
+	cJSON_AddItemToObject(ans, "chain", aj);
+	cJSON_AddNumberToObject(ans, "k", k);
+	cJSON_AddStringToObject(ans, "goal", goal ? goal : "");
+	out->answer_json = cJSON_PrintUnformatted(ans);
+	out->qc_json = strdup("{\"pass\":true,\"kind\":\"chain\"}");
+	out->answer_index = -1;
+	return out->options_json && out->answer_json && out->qc_json ? 0 : ENG_ENOMEM;
+}
+
+int truth__chain(struct build *b, struct truth *out)
+{
+	const struct recording *rec = b->rec;
+	const char *truth[ANS_CHAIN_MAX], **pool = NULL, *goal;
+	struct chain_result *c = NULL;
+	struct qc_chain *ch = NULL;
+	size_t first = b->clip.first_future, i, npool = 0;
+	int k = b->clip.k, rc, j;
+	cJSON *ans = NULL, *valid;
+
+	/* the K future actions and the goal are the sampler's, never the brain's */
+	if (k < 2 || first + (size_t)k > rec->nactions)
+		return truth__reject(b, "clip_rule", "the clip has no run of future actions");
+	c = malloc(sizeof(*c));
+	ch = calloc(1, sizeof(*ch));
+	pool = calloc(rec->nactions + 1, sizeof(*pool));
+	if (!c || !ch || !pool) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	rc = build(b, first, k, c);
+	if (rc)
+		goto out;
+	note_actions(b, out, first, k);
+	for (j = 0; j < k; j++)
+		truth[j] = rec->actions[first + (size_t)j].description
+			 ? rec->actions[first + (size_t)j].description : "";
+	goal = rec->actions[first].goal;
+	for (i = 0; i < rec->nactions; i++)
+		if ((i < first || i >= first + (size_t)k) && rec->actions[i].description)
+			pool[npool++] = rec->actions[i].description;
+	rc = qc_chain_candidates(truth, k, pool, npool, out->id, 0, &b->p->qc, ch);
+	if (rc) {
+		rc = truth__reject(b, "no_distractors", "%s", err_msg());
+		goto out;
+	}
+	ans = cJSON_CreateObject();
+	valid = cJSON_AddArrayToObject(ans, "correct_answer");
+	if (!ans || !valid) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	rc = valid_orders(b, c, first, ch, valid);
+	if (rc)
+		goto out;
+	if (cJSON_GetArraySize(valid) == 0) {
+		rc = truth__reject(b, "ambiguous", "no valid order has unambiguous edges");
+		goto out;
+	}
+	if (any_ambiguous_edge(c)) {
+		rc = truth__reject(b, "ambiguous",
+				   "an edge of the observed chain is within a sector margin");
+		goto out;
+	}
+	rc = question(b, out, goal, ch);
+	if (!rc)
+		rc = pack(b, out, ch, ans, k, goal);
+out:
+	cJSON_Delete(ans);
+	free(pool);
+	free(ch);
+	free(c);
+	return rc;
+}
+
+int plan__chain(const struct plan_in *in, struct plan_out *out)
+{
+	const cJSON *ks = in->result(in, "extract_keysteps"), *chain, *it;
+	const cJSON *why = cJSON_GetObjectItemCaseSensitive(in->cand, "why");
+	const char *goal = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(why, "goal"));
+	struct buf q;
+	int rc;
+
+	if (!ks) {
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(in->cand, "window");
+		const cJSON *ws = cJSON_GetObjectItemCaseSensitive(w, "start_ns");
+		cJSON *a = cJSON_CreateObject();
+
+		plan__add_time(a, "t0", cJSON_IsNumber(ws) ? (int64_t)llround(ws->valuedouble) : in->t);
+		plan__add_time(a, "t1", in->t + 120 * 1000000000LL);
+		out->tool = "extract_keysteps";
+		out->args = a;
+		return a ? 0 : ENG_ENOMEM;
+	}
+	chain = in->result(in, "build_chain");
+	if (!chain) {
+		const cJSON *kk = cJSON_GetObjectItemCaseSensitive(why, "k");
+		cJSON *a = cJSON_CreateObject();
+
+		plan__add_time(a, "t", in->t);
+		cJSON_AddNumberToObject(a, "k", cJSON_IsNumber(kk) ? kk->valuedouble : 4);
+		cJSON_AddBoolToObject(a, "keep_goal_order", 1);
+		out->tool = "build_chain";
+		out->args = a;
+		return a ? 0 : ENG_ENOMEM;
+	}
+	snprintf(out->target, sizeof(out->target), "%s", goal ? goal : "chain");
+	out->actions = cJSON_CreateArray();
+	if (!out->actions)
+		return ENG_ENOMEM;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(chain, "actions")) {
+		const cJSON *ix = cJSON_IsNumber(it) ? it : cJSON_GetObjectItemCaseSensitive(it, "index");
+
+		if (cJSON_IsNumber(ix))
+			cJSON_AddItemToArray(out->actions, cJSON_CreateNumber(ix->valuedouble));
+	}
+	/* the engine adds the candidate set and the answer format */
+	buf_init(&q, 1 << 16);
+	rc = buf_addf(&q, "What sequence of actions should the person take next to finish \"%s\"?",
+		      goal ? goal : "the task");
+	if (!rc) {
+		out->question = buf_detach(&q);
+		rc = out->question ? 0 : ENG_ENOMEM;
+	}
+	buf_release(&q);
+	return rc;
+}
