@@ -3,6 +3,7 @@
 #include "agent.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,31 +120,35 @@ int agent_tools(const struct llm_tool **tools, size_t *ntools)
 
 /*
  * A compact recording summary for the task prompt, computed once per tool
- * context and thread (the same context serves many sessions).
+ * context and kept in it (the same context serves many sessions, and a
+ * context belongs to one recording, so the summary can never be another
+ * recording's).
  */
-static _Thread_local const struct tool_ctx *summary_ctx;
-static _Thread_local char *summary_text;
-
 static int recording_summary(struct tool_ctx *ctx, const char **out)
 {
 	cJSON *res = NULL;
+	char *text;
 	int rc;
 
-	if (summary_ctx == ctx && summary_text) {
-		*out = summary_text;
+	text = tool_ctx_slot(ctx, TOOL_SLOT_PROMPT);
+	if (text) {
+		*out = text;
 		return 0;
 	}
 	rc = tool_call(ctx, "describe_recording", "{\"object_offset\":0,\"object_limit\":60}", &res);
 	if (rc)
 		goto out;
-	free(summary_text);
-	summary_text = cJSON_PrintUnformatted(res);
-	if (!summary_text) {
+	text = cJSON_PrintUnformatted(res);
+	if (!text) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	summary_ctx = ctx;
-	*out = summary_text;
+	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_PROMPT, text, free);
+	if (rc) {
+		free(text);
+		goto out;
+	}
+	*out = text;
 out:
 	cJSON_Delete(res);
 	return rc;
@@ -533,6 +538,10 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 	if (!out->trace_json)
 		rc = ENG_ENOMEM;
 out:
+	/* err_msg() is this thread's: the caller may read the result on another */
+	if (rc)
+		snprintf(out->error, sizeof(out->error), "%s",
+			 err_msg()[0] ? err_msg() : eng_strerror(rc));
 	cJSON_Delete(doc);
 	history_release(&h);
 	free(sys);

@@ -39,6 +39,7 @@ enum agent_status {
 struct agent_result {
 	enum agent_status status;
 	char reason[256];       /* drop or failure reason, "" for a QA */
+	char error[256];        /* when agent_run fails: what failed (err_msg() of its thread) */
 	char reason_code[48];   /* short code for counting, e.g. "no_clip", "qc_length" */
 	struct truth qa;        /* AGENT_QA: the question, options, truth */
 	int64_t drop_t_ns;      /* AGENT_DROP after a rejected submit_qa: its T, else 0 */
@@ -67,7 +68,8 @@ int agent_tools(const struct llm_tool **tools, size_t *ntools);
  * sub-task and candidate in s. Fills *out (status, QA or reason, trace).
  * Returns 0 whenever *out is filled (including drops and brain failures);
  * a negative enum eng_err only on an internal error (out of memory, a
- * missing embedded prompt).
+ * missing embedded prompt), with out->error saying what failed (so that a
+ * caller on another thread need not read this thread's err_msg()).
  */
 int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session *s,
 	      const struct agent_params *p, struct agent_result *out);

@@ -447,7 +447,11 @@ static int run_recording(const struct gen_opts *o, struct store *st, int64_t run
 					err = 1;
 			}
 			if (err) {
-				rc = error("session failed: %s", err_msg());
+				const char *why = "";
+
+				for (k = 0; k < n && !why[0]; k++)
+					why = res[k].error;
+				rc = error("session failed: %s", why);
 				for (k = 0; k < n; k++)
 					agent_result_release(&res[k]);
 				goto out;
