@@ -24,7 +24,7 @@ CPPFLAGS += -D_GNU_SOURCE
 I_geometry  = -Igeometry
 I_base      = $(I_geometry) -Iengine/base
 I_recording = $(I_base) -Iengine/recording
-I_tools     = $(I_recording) -Itools
+I_tools     = $(I_recording) -Itools -I$(BUILD)/gen
 I_task      = $(I_tools) -Iengine/task
 I_llm       = $(I_base) -Iengine/llm
 I_brain     = $(I_task) -Iengine/llm -Iengine/brain
@@ -49,7 +49,9 @@ TOOLS_SRC  := $(wildcard tools/*.c)
 ENGINE_SRC := $(filter-out engine/cmd/main.c,$(wildcard $(ROOMS:%=engine/%/*.c)))
 EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js))
 LIB_SRC    := $(GEOM_SRC) $(TOOLS_SRC) $(ENGINE_SRC)
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o $(BUILD)/gen/version.o
+TOOL_SCHEMAS := $(sort $(filter-out schemas/tools/submit_qa.json,$(wildcard schemas/tools/*.json)))
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o $(BUILD)/gen/version.o \
+	$(BUILD)/gen/tools_gen.o
 MAIN_OBJ   := $(BUILD)/engine/cmd/main.o
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -82,6 +84,17 @@ $(BUILD)/embed: scripts/embed.c
 $(BUILD)/gen/embedded.c: $(BUILD)/embed $(EMBED_IN) Makefile
 	@mkdir -p $(dir $@)
 	$(BUILD)/embed $@ $(EMBED_IN)
+
+# The tool table, from the tool schemas (scripts/gen_tools.sh).
+$(BUILD)/gen/tools_gen.h $(BUILD)/gen/tools_gen.c: scripts/gen_tools.sh $(TOOL_SCHEMAS)
+	@mkdir -p $(BUILD)/gen
+	sh scripts/gen_tools.sh $(BUILD)/gen/tools_gen $(TOOL_SCHEMAS)
+
+$(BUILD)/gen/tools_gen.o: $(BUILD)/gen/tools_gen.c
+	$(CC) $(CPPFLAGS) $(I_tools) $(CFLAGS) -c -o $@ $<
+
+# Every object may include registry.h, which includes the generated header.
+$(LIB_SRC:%.c=$(BUILD)/%.o) $(MAIN_OBJ): | $(BUILD)/gen/tools_gen.h
 
 # Rewritten only when the version text changes, so a rebuild stays minimal.
 $(BUILD)/gen/version.c: FORCE

@@ -174,7 +174,7 @@ static int tool_list(int argc, char **argv)
 
 		if (tool_schema(t, &s))
 			continue; /* checked above */
-		printf("%-20s %s\n", t->name, t->summary);
+		printf("%-20s %s\n", t->name, tool_summary(t));
 		print_args(stdout, s, false);
 	}
 	printf("\n'proxima tool NAME --help' describes a tool and its arguments.\n");
