@@ -29,20 +29,37 @@
 
 extern char **environ;
 
-/* ============================== Names ============================== */
+/* ============================== Formats ============================== */
 
-static const char *const format_names[EXPORT_NFORMAT] = {
-	"egoprox", "jsonl", "lmms-eval", "vlmevalkit", "labelstudio", "llava"
+struct exporter;
+struct item;
+
+/*
+ * One row per output format: its name and main file, how records are
+ * framed, which QAs it can hold, how one record is written, and the files
+ * it writes beside the records. Adding a format is one row and its record
+ * function.
+ */
+struct export_ops {
+	const char *name;      /* --format value */
+	const char *file;      /* the main records file in the output folder */
+	bool array;            /* the file is one JSON array (else one record per line) */
+	bool mc_only;          /* multiple-choice QAs only: chains are skipped */
+	bool needs_source;     /* QAs need an EgoProx source name */
+	bool counts_first;     /* a first pass over the QAs sizes the header (TSV) */
+	/* one record as JSON (NULL on failure, *rc set for other errors than memory) */
+	cJSON *(*record)(struct exporter *x, const struct item *it, int *rc);
+	/* or one line of text, with it NULL for the header line */
+	int (*row)(struct exporter *x, const struct item *it, struct buf *out);
+	int (*extra)(struct exporter *x); /* files beside the records, or NULL */
+	const char *extra_files[3];       /* their names, for the manifest */
 };
 
-static const char *const format_files[EXPORT_NFORMAT] = {
-	"egoprox.json", "records.jsonl", "proxima.jsonl", "Proxima.tsv", "tasks.json",
-	"llava.json"
-};
+static const struct export_ops *ops_of(enum export_format f);
 
 const char *export_format_name(enum export_format f)
 {
-	return (unsigned)f < EXPORT_NFORMAT ? format_names[f] : "?";
+	return (unsigned)f < EXPORT_NFORMAT ? ops_of(f)->name : "?";
 }
 
 enum export_format export_format_from_name(const char *name)
@@ -50,14 +67,14 @@ enum export_format export_format_from_name(const char *name)
 	int i;
 
 	for (i = 0; name && i < EXPORT_NFORMAT; i++)
-		if (!strcmp(name, format_names[i]))
+		if (!strcmp(name, ops_of((enum export_format)i)->name))
 			return (enum export_format)i;
 	return EXPORT_NFORMAT;
 }
 
 const char *export_format_file(enum export_format f)
 {
-	return (unsigned)f < EXPORT_NFORMAT ? format_files[f] : "?";
+	return (unsigned)f < EXPORT_NFORMAT ? ops_of(f)->file : "?";
 }
 
 const char *export_egoprox_source(const char *category, const char *metric)
@@ -1128,11 +1145,59 @@ static int row_vlmevalkit(struct exporter *x, const struct item *it, struct buf 
 	return rc;
 }
 
+static cJSON *egoprox_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_egoprox(x, it);
+}
+
+static cJSON *lmms_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_lmms(x, it);
+}
+
+static cJSON *labelstudio_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_labelstudio(x, it);
+}
+
+static cJSON *llava_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_llava(x, it);
+}
+
+static int write_lmms_task(struct exporter *x);
+static int write_labelstudio_config(struct exporter *x);
+
+static const struct export_ops formats[EXPORT_NFORMAT] = {
+	[EXPORT_EGOPROX] = { "egoprox", "egoprox.json", true, false, true, false,
+			     egoprox_record, NULL, NULL, { NULL } },
+	[EXPORT_JSONL] = { "jsonl", "records.jsonl", false, false, false, false,
+			   rec_jsonl, NULL, NULL, { NULL } },
+	[EXPORT_LMMS_EVAL] = { "lmms-eval", "proxima.jsonl", false, false, false, false,
+			       lmms_record, NULL, write_lmms_task, { "proxima.yaml", "utils.py" } },
+	[EXPORT_VLMEVALKIT] = { "vlmevalkit", "Proxima.tsv", false, true, false, true,
+				NULL, row_vlmevalkit, NULL, { NULL } },
+	[EXPORT_LABELSTUDIO] = { "labelstudio", "tasks.json", true, true, false, false,
+				 labelstudio_record, NULL, write_labelstudio_config,
+				 { "config.xml" } },
+	[EXPORT_LLAVA] = { "llava", "llava.json", true, false, false, false,
+			   llava_record, NULL, NULL, { NULL } },
+};
+
+static const struct export_ops *ops_of(enum export_format f)
+{
+	return &formats[(unsigned)f < EXPORT_NFORMAT ? f : EXPORT_JSONL];
+}
+
 /* ============================== Writing ============================== */
 
 static int is_array_format(enum export_format f)
 {
-	return f == EXPORT_EGOPROX || f == EXPORT_LABELSTUDIO || f == EXPORT_LLAVA;
+	return ops_of(f)->array;
 }
 
 static int put_text(struct exporter *x, const char *s, size_t n)
@@ -1170,31 +1235,13 @@ static int write_item(struct exporter *x, const struct item *it)
 	char *s = NULL, key[8];
 	int rc = 0;
 
-	switch (f) {
-	case EXPORT_EGOPROX:
-		r = rec_egoprox(x, it);
-		break;
-	case EXPORT_JSONL:
-		r = rec_jsonl(x, it, &rc);
-		break;
-	case EXPORT_LMMS_EVAL:
-		r = rec_lmms(x, it);
-		break;
-	case EXPORT_LABELSTUDIO:
-		r = rec_labelstudio(x, it);
-		break;
-	case EXPORT_LLAVA:
-		r = rec_llava(x, it);
-		break;
-	case EXPORT_VLMEVALKIT:
-		rc = row_vlmevalkit(x, it, &x->line);
-		break;
-	default:
-		return err_set(ENG_EINVAL, "bad export format");
-	}
+	if (ops_of(f)->record)
+		r = ops_of(f)->record(x, it, &rc);
+	else
+		rc = ops_of(f)->row(x, it, &x->line);
 	if (rc)
 		goto out;
-	if (f != EXPORT_VLMEVALKIT) {
+	if (ops_of(f)->record) {
 		s = r && !x->oom ? cJSON_PrintUnformatted(r) : NULL;
 		if (!s) {
 			rc = ENG_ENOMEM;
@@ -1238,12 +1285,12 @@ static int on_qa(const struct store_qa *qa, void *ctx)
 	rc = item_init(x, qa, it);
 	if (rc)
 		goto out;
-	if (f == EXPORT_EGOPROX && !it->source) {
+	if (ops_of(f)->needs_source && !it->source) {
 		skip(x, "no_egoprox_source");
 		rc = 1;
 		goto out;
 	}
-	if (it->chain && (f == EXPORT_VLMEVALKIT || f == EXPORT_LABELSTUDIO)) {
+	if (it->chain && ops_of(f)->mc_only) {
 		skip(x, "chain_not_multiple_choice");
 		rc = 1;
 		goto out;
@@ -1445,10 +1492,16 @@ static const char labelstudio_config[] =
 	"  <TextArea name=\"note\" toName=\"video\" placeholder=\"Note (optional)\" maxSubmissions=\"1\"/>\n"
 	"</View>\n";
 
+static int write_labelstudio_config(struct exporter *x)
+{
+	return write_file(x->dir, "config.xml", labelstudio_config);
+}
+
 static int write_manifest(struct exporter *x)
 {
 	int *oom = &x->oom;
 	cJSON *m = x->manifest, *c, *fr, *files;
+	size_t i;
 	char now[96], *text;
 	int rc;
 
@@ -1493,12 +1546,9 @@ static int write_manifest(struct exporter *x)
 	x->recordings = NULL;
 	files = j_add(oom, m, "files", cJSON_CreateArray());
 	j_str(oom, files, NULL, export_format_file(x->p->format));
-	if (x->p->format == EXPORT_LMMS_EVAL) {
-		j_str(oom, files, NULL, "proxima.yaml");
-		j_str(oom, files, NULL, "utils.py");
-	} else if (x->p->format == EXPORT_LABELSTUDIO) {
-		j_str(oom, files, NULL, "config.xml");
-	}
+	for (i = 0; i < ARRAY_SIZE(ops_of(x->p->format)->extra_files); i++)
+		if (ops_of(x->p->format)->extra_files[i])
+			j_str(oom, files, NULL, ops_of(x->p->format)->extra_files[i]);
 	j_str(oom, m, "ids_sha256", x->sum.ids_sha256);
 	j_str(oom, m, "ids_sha256_rule", "SHA-256 of the exported ids sorted bytewise, each "
 	      "followed by a newline");
@@ -1590,7 +1640,7 @@ int export_run(struct store *st, const struct export_params *p,
 	rc = mkdirs(x->dir);
 	if (rc)
 		goto out;
-	if (p->format == EXPORT_VLMEVALKIT) {
+	if (ops_of(p->format)->counts_first) {
 		x->counting = 1;
 		rc = store_qa_iter(st, &flt, 0, on_qa, x);
 		x->counting = 0;
@@ -1600,17 +1650,15 @@ int export_run(struct store *st, const struct export_params *p,
 	rc = open_main(x);
 	if (!rc && is_array_format(p->format))
 		rc = put_text(x, "[\n", 2);
-	if (!rc && p->format == EXPORT_VLMEVALKIT) {
-		rc = row_vlmevalkit(x, NULL, &x->line);
+	if (!rc && ops_of(p->format)->row) {
+		rc = ops_of(p->format)->row(x, NULL, &x->line);
 		rc = rc ? rc : put_text(x, x->line.ptr, x->line.len);
 	}
 	rc = rc ? rc : store_qa_iter(st, &flt, 0, on_qa, x);
 	rc = rc ? rc : close_main(x);
 	rc = rc ? rc : ids_digest(x);
-	if (!rc && p->format == EXPORT_LMMS_EVAL)
-		rc = write_lmms_task(x);
-	if (!rc && p->format == EXPORT_LABELSTUDIO)
-		rc = write_file(x->dir, "config.xml", labelstudio_config);
+	if (!rc && ops_of(p->format)->extra)
+		rc = ops_of(p->format)->extra(x);
 	x->sum.exported = x->n;
 	rc = rc ? rc : write_manifest(x);
 	if (!rc && out)
