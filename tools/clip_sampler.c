@@ -877,3 +877,74 @@ int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 		return rc;
 	return clips_write(ctx, &r, frames, result);
 }
+
+void clips_explain(struct tool_ctx *ctx, enum subtask st, enum metric m, double window_s,
+		   char *out, size_t size)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	double span = rec ? (double)(recording_t1(rec) - recording_t0(rec)) / 1e9 : 0;
+	const char *after = m == METRIC_NONE ? "" : " (after the ambiguity margins)";
+	size_t i, n = 0;
+
+	if (!size)
+		return;
+	if (!rec) {
+		snprintf(out, size, "no recording");
+		return;
+	}
+	if (span < window_s) {
+		snprintf(out, size, "recording spans %.2f s; clips need %.0f s", span, window_s);
+		return;
+	}
+	switch (st) {
+	case SUBTASK_HEAD_TURN:
+	case SUBTASK_NAVIGATE:
+		if (!rec->nobjects) {
+			snprintf(out, size, "the recording has no objects");
+			return;
+		}
+		snprintf(out, size, "no object leaves the view within %.0f s of being seen%s%s",
+			 window_s, st == SUBTASK_NAVIGATE ? " at 1.5 m or more and reachable" : "",
+			 after);
+		return;
+	case SUBTASK_GAZE_TARGET: {
+		const struct gaze_fixations *fx;
+
+		if (!rec->ngaze) {
+			snprintf(out, size, "the recording has no gaze stream");
+			return;
+		}
+		if (!gaze_fixations_get(ctx, &fx))
+			for (i = 0; i < fx->n; i++)
+				n += fx->v[i].object >= 0 && fx->v[i].fx.duration_ns >= FIX_MIN_NS;
+		if (!n)
+			snprintf(out, size, "no fixation of 300 ms or more lands on an object (%zu gaze samples)",
+				 rec->ngaze);
+		else
+			snprintf(out, size, "%zu fixations land on objects, none with a clear clip before it%s",
+				 n, after);
+		return;
+	}
+	case SUBTASK_NEXT_INTERACTION:
+		for (i = 0; i < rec->nobjects; i++)
+			n += rec->objects[i].motion == REC_DYNAMIC && rec->objects[i].pose_count > 1;
+		for (i = 0; i < rec->nactions; i++)
+			n += rec->actions[i].object >= 0;
+		if (!n)
+			snprintf(out, size, "no object moves and no action names an object");
+		else
+			snprintf(out, size, "no interaction has %.0f s of recording before it%s", window_s,
+				 after);
+		return;
+	case SUBTASK_CHAIN:
+		if (rec->nactions < CLIPS_K_MIN + 1)
+			snprintf(out, size, "the recording has %zu actions; chains need %d or more",
+				 rec->nactions, CLIPS_K_MIN + 1);
+		else
+			snprintf(out, size, "no window has an observed action and %d to %d actions after it",
+				 CLIPS_K_MIN, CLIPS_K_MAX);
+		return;
+	default:
+		snprintf(out, size, "unknown sub-task");
+	}
+}

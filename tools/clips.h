@@ -112,6 +112,15 @@ int clips_write(struct tool_ctx *ctx, const struct clips_result *r, int frames, 
 int clips_cand_json(struct tool_ctx *ctx, const struct clips_result *r,
 		    const struct clip_cand *c, size_t rank, int frames, cJSON **out);
 
+/*
+ * Why (subtask, metric) has no candidate in the context's recording, as a
+ * sentence in out ("recording spans 0.17 s; clips need 8 s", "no gaze
+ * stream", ...), for a run to report instead of storing nothing silently.
+ * Can't fail (out is always terminated).
+ */
+void clips_explain(struct tool_ctx *ctx, enum subtask st, enum metric m, double window_s,
+		   char *out, size_t size);
+
 /* The name of the event of candidate c ("last_seen", "fixation", ...). */
 const char *clips_event_name(enum subtask st, const struct clip_cand *c);
 

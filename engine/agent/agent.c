@@ -362,6 +362,9 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 		rc = brain_turn(b, s, h.m, h.n, tools, ntools, turn == p->max_turns - 1, &reply);
 		out->t_brain_s += now_s() - t;
 		out->turns++;
+		out->prompt_tokens += reply.usage.prompt_tokens > 0 ? reply.usage.prompt_tokens : 0;
+		out->completion_tokens += reply.usage.completion_tokens > 0
+						  ? reply.usage.completion_tokens : 0;
 		if (rc) {
 			set_reason(out, AGENT_FAILED, "brain_error", "brain: %s", err_msg());
 			llm_reply_release(&reply);
