@@ -633,12 +633,96 @@ static enum bev_dir edge_dir(const char *s)
 	return bev_dir_from_name(s);
 }
 
+static int legs_from_json(const cJSON *j, struct answer *out)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "legs"), *it;
+
+	if (!cJSON_IsArray(arr))
+		return err_set(ENG_EPARSE, "answer: field 'legs' missing or not an array");
+	out->nlegs = 0;
+	cJSON_ArrayForEach(it, arr) {
+		if (out->nlegs >= 2)
+			return err_set(ENG_EINVAL, "answer: field 'legs': more than 2 legs");
+		if (!cJSON_IsString(it) || bev_dir_from_name(it->valuestring) == BEV_NDIR)
+			return err_set(ENG_EINVAL, "answer: field 'legs': bad direction");
+		out->legs[out->nlegs++] = bev_dir_from_name(it->valuestring);
+	}
+	return 0;
+}
+
+static int interact_from_json(const cJSON *j, struct answer *out)
+{
+	const char *s = NULL;
+	const cJSON *it;
+	int rc;
+
+	rc = get_dir(j, "direction", &out->dir);
+	if (!rc)
+		rc = get_num(j, "distance_m", &out->dist_m);
+	if (!rc)
+		rc = get_str(j, "vertical", &s);
+	if (!rc) {
+		if (!strcmp(s, "up"))
+			out->vertical = 1;
+		else if (!strcmp(s, "down"))
+			out->vertical = -1;
+		else if (!strcmp(s, "level"))
+			out->vertical = 0;
+		else
+			rc = err_set(ENG_EINVAL, "answer: field 'vertical': unknown '%s'", s);
+	}
+	it = cJSON_GetObjectItemCaseSensitive(j, "hand");
+	if (!rc && it && !cJSON_IsNull(it)) {
+		if (!cJSON_IsString(it))
+			rc = err_set(ENG_EPARSE, "answer: field 'hand' not a string");
+		else if (!strcmp(it->valuestring, "left"))
+			out->hand = REC_HAND_LEFT;
+		else if (!strcmp(it->valuestring, "right"))
+			out->hand = REC_HAND_RIGHT;
+		else if (!strcmp(it->valuestring, "both"))
+			out->hand = REC_HAND_BOTH;
+		else if (strcmp(it->valuestring, "none"))
+			rc = err_set(ENG_EINVAL, "answer: field 'hand': unknown '%s'", it->valuestring);
+	}
+	if (!rc)
+		rc = get_name(j, "verb", out->verb, sizeof(out->verb));
+	if (!rc)
+		rc = get_name(j, "object", out->object, sizeof(out->object));
+	return rc;
+}
+
+static int chain_from_json(const cJSON *j, struct answer *out)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "nodes"), *it;
+	int i = 0;
+
+	if (!cJSON_IsArray(arr))
+		return err_set(ENG_EPARSE, "answer: field 'nodes' missing or not an array");
+	out->k = 0;
+	cJSON_ArrayForEach(it, arr) {
+		if (out->k >= ANS_CHAIN_MAX || !cJSON_IsNumber(it))
+			return err_set(ENG_EINVAL, "answer: field 'nodes': bad node");
+		out->nodes[out->k++] = it->valueint;
+	}
+	arr = cJSON_GetObjectItemCaseSensitive(j, "edges");
+	if (!cJSON_IsArray(arr))
+		return err_set(ENG_EPARSE, "answer: field 'edges' missing or not an array");
+	cJSON_ArrayForEach(it, arr) {
+		if (i >= ANS_CHAIN_MAX - 1 || !cJSON_IsString(it) || edge_dir(it->valuestring) == BEV_NDIR)
+			return err_set(ENG_EINVAL, "answer: field 'edges': bad edge");
+		out->edges[i++] = edge_dir(it->valuestring);
+	}
+	if (i != out->k - 1)
+		return err_set(ENG_EINVAL, "answer: %d nodes need %d edges, got %d", out->k,
+			       out->k - 1, i);
+	return 0;
+}
+
 int ans_from_json(const cJSON *j, struct answer *out)
 {
 	const char *s = NULL;
-	const cJSON *arr, *it;
 	enum ans_kind kind;
-	int rc, i;
+	int rc;
 
 	if (!cJSON_IsObject(j))
 		return err_set(ENG_EPARSE, "answer: not a JSON object");
@@ -679,53 +763,10 @@ int ans_from_json(const cJSON *j, struct answer *out)
 			rc = get_num(j, "distance_m", &out->dist_m);
 		break;
 	case ANS_NAV_RELATIVE:
-		arr = cJSON_GetObjectItemCaseSensitive(j, "legs");
-		if (!cJSON_IsArray(arr))
-			return err_set(ENG_EPARSE, "answer: field 'legs' missing or not an array");
-		out->nlegs = 0;
-		cJSON_ArrayForEach(it, arr) {
-			if (out->nlegs >= 2)
-				return err_set(ENG_EINVAL, "answer: field 'legs': more than 2 legs");
-			if (!cJSON_IsString(it) ||
-			    bev_dir_from_name(it->valuestring) == BEV_NDIR)
-				return err_set(ENG_EINVAL, "answer: field 'legs': bad direction");
-			out->legs[out->nlegs++] = bev_dir_from_name(it->valuestring);
-		}
+		rc = legs_from_json(j, out);
 		break;
 	case ANS_INTERACT_APPROX:
-		rc = get_dir(j, "direction", &out->dir);
-		if (!rc)
-			rc = get_num(j, "distance_m", &out->dist_m);
-		if (!rc)
-			rc = get_str(j, "vertical", &s);
-		if (!rc) {
-			if (!strcmp(s, "up"))
-				out->vertical = 1;
-			else if (!strcmp(s, "down"))
-				out->vertical = -1;
-			else if (!strcmp(s, "level"))
-				out->vertical = 0;
-			else
-				rc = err_set(ENG_EINVAL, "answer: field 'vertical': unknown '%s'", s);
-		}
-		it = cJSON_GetObjectItemCaseSensitive(j, "hand");
-		if (!rc && it && !cJSON_IsNull(it)) {
-			if (!cJSON_IsString(it))
-				rc = err_set(ENG_EPARSE, "answer: field 'hand' not a string");
-			else if (!strcmp(it->valuestring, "left"))
-				out->hand = REC_HAND_LEFT;
-			else if (!strcmp(it->valuestring, "right"))
-				out->hand = REC_HAND_RIGHT;
-			else if (!strcmp(it->valuestring, "both"))
-				out->hand = REC_HAND_BOTH;
-			else if (strcmp(it->valuestring, "none"))
-				rc = err_set(ENG_EINVAL, "answer: field 'hand': unknown '%s'",
-					     it->valuestring);
-		}
-		if (!rc)
-			rc = get_name(j, "verb", out->verb, sizeof(out->verb));
-		if (!rc)
-			rc = get_name(j, "object", out->object, sizeof(out->object));
+		rc = interact_from_json(j, out);
 		break;
 	case ANS_INTERACT_RELATIVE:
 		rc = get_dir(j, "direction", &out->dir);
@@ -735,28 +776,7 @@ int ans_from_json(const cJSON *j, struct answer *out)
 			rc = get_name(j, "object", out->object, sizeof(out->object));
 		break;
 	case ANS_CHAIN:
-		arr = cJSON_GetObjectItemCaseSensitive(j, "nodes");
-		if (!cJSON_IsArray(arr))
-			return err_set(ENG_EPARSE, "answer: field 'nodes' missing or not an array");
-		out->k = 0;
-		cJSON_ArrayForEach(it, arr) {
-			if (out->k >= ANS_CHAIN_MAX || !cJSON_IsNumber(it))
-				return err_set(ENG_EINVAL, "answer: field 'nodes': bad node");
-			out->nodes[out->k++] = it->valueint;
-		}
-		arr = cJSON_GetObjectItemCaseSensitive(j, "edges");
-		if (!cJSON_IsArray(arr))
-			return err_set(ENG_EPARSE, "answer: field 'edges' missing or not an array");
-		i = 0;
-		cJSON_ArrayForEach(it, arr) {
-			if (i >= ANS_CHAIN_MAX - 1 || !cJSON_IsString(it) ||
-			    edge_dir(it->valuestring) == BEV_NDIR)
-				return err_set(ENG_EINVAL, "answer: field 'edges': bad edge");
-			out->edges[i++] = edge_dir(it->valuestring);
-		}
-		if (i != out->k - 1)
-			return err_set(ENG_EINVAL, "answer: %d nodes need %d edges, got %d",
-				       out->k, out->k - 1, i);
+		rc = chain_from_json(j, out);
 		break;
 	default:
 		break;
