@@ -321,6 +321,7 @@ static void consume(struct run *r, size_t ri, int group)
 		s->ready[s->consumed] = false;
 		if (res->status == AGENT_QA)
 			s->waiting_qa--;
+		ENG_ASSERT(s->waiting_qa >= 0);
 		s->consumed++;
 		if (s->closed) {
 			r->t->discarded++;
@@ -623,6 +624,7 @@ static void run_task(struct worker *w, const struct task *tk)
 	}
 	pthread_mutex_lock(&r->lock);
 	s->inflight--;
+	ENG_ASSERT(s->inflight >= 0 && tk->index < s->limit && !s->ready[tk->index]);
 	if (rc) {
 		fail(r, rc, "session");
 		agent_result_release(&res);

@@ -1101,7 +1101,7 @@ static int parse_yaw(const struct toks *ts, int b, int e, const struct disc_para
 			*yaw = (float)(side * v);
 			return 0;
 		}
-		if (v > p->around_deg || v < p->forward_deg) {
+		if (v > (double)p->around_deg || v < (double)p->forward_deg) {
 			*yaw = (float)v;
 			return 0;
 		}

@@ -113,6 +113,7 @@ void qc_shuffle(uint64_t seed, int n, int *perm)
 	struct rng r = { seed ^ SEED_SHUFFLE };
 	int i;
 
+	ENG_ASSERT(n >= 0 && n <= QC_CHAIN_MAX_CAND);
 	for (i = 0; i < n; i++)
 		perm[i] = i;
 	shuffle_ints(&r, perm, n);
@@ -630,7 +631,7 @@ static void figures(const struct qtext *const *o, int n, int answer,
 			continue;
 		sum += words(o[i]);
 		if (q)
-			osum += overlap(o[i], q);
+			osum += (double)overlap(o[i], q);
 		m++;
 	}
 	mean = m ? sum / m : 0;

@@ -82,7 +82,7 @@ int truth__navigate(struct build *b, struct truth *out)
 		ans_init(&b->ans, ANS_NAV_APPROX);
 		b->ans.dir = r.plan.legs[0].dir;
 		b->ans.dist_m = (float)len;
-		if (leg_margin(&r.plan.legs[0]) < b->p->qc.disc.angle_margin_deg)
+		if (leg_margin(&r.plan.legs[0]) < (double)b->p->qc.disc.angle_margin_deg)
 			return truth__reject(b, "ambiguous",
 					     "the first leg is within the margin of a sector boundary");
 	} else {
@@ -94,7 +94,7 @@ int truth__navigate(struct build *b, struct truth *out)
 		b->ans.nlegs = (int)r.plan.nlegs;
 		for (i = 0; i < r.plan.nlegs; i++) {
 			b->ans.legs[i] = r.plan.legs[i].dir;
-			if (leg_margin(&r.plan.legs[i]) < b->p->qc.disc.angle_margin_deg)
+			if (leg_margin(&r.plan.legs[i]) < (double)b->p->qc.disc.angle_margin_deg)
 				return truth__reject(b, "ambiguous",
 						     "leg %zu is within the margin of a sector boundary",
 						     i + 1);

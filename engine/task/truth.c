@@ -411,7 +411,7 @@ static void add_camera(struct build *b)
 	cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[0]));
 	cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[1]));
 	cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[2]));
-	cJSON_AddNumberToObject(c, "heading_deg", heading * POSE_RAD2DEG);
+	cJSON_AddNumberToObject(c, "heading_deg", (double)heading * POSE_RAD2DEG);
 }
 
 /* The clip check, the id and the clip fields of out. */
@@ -493,6 +493,8 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 	if (rc)
 		goto out;
 	task = task_get(b->subtask);
+	ENG_ASSERT(task && task->subtask == b->subtask);
+	ENG_ASSERT(b->subtask == SUBTASK_CHAIN || b->target >= 0);
 	rc = task->truth(b, out);
 	if (rc)
 		goto out;

@@ -165,7 +165,7 @@ static void test_head_turn_by_hand(void **state)
 		/* at -88 degrees the box is still (just) in front of the camera */
 		assert_string_equal(jget(c, "why.at_t")->valuestring,
 				    T < 9 ? "outside_image" : "behind");
-		assert_float_equal(jnum(c, "why.yaw_deg"), -11 * T, 0.01);
+		assert_float_equal(jnum(c, "why.yaw_deg"), (-11 * T), 0.01);
 		assert_float_equal(jnum(c, "why.distance_m"), 3.0, 1e-3);
 		assert_int_equal(jtime(c, "window.start_ns"), jtime(c, "t_ns") - W_NS);
 		assert_int_equal(jtime(c, "window.end_ns"), jtime(c, "t_ns"));
@@ -222,7 +222,7 @@ static void test_navigate_by_hand(void **state)
 		/* one straight leg along +X: the turn is minus the heading */
 		assert_int_equal((int)jnum(c, "why.legs"), 1);
 		assert_float_equal(jnum(c, "why.path_length_m"), 3.0, 1e-3);
-		assert_float_equal(jnum(c, "why.first_leg.yaw_deg"), -11 * T, 0.01);
+		assert_float_equal(jnum(c, "why.first_leg.yaw_deg"), (-11 * T), 0.01);
 		assert_true(cJSON_IsNull(jget(c, "why.second_leg.direction")));
 	}
 	cJSON_Delete(res);
@@ -308,9 +308,9 @@ static void test_gaze_target_by_hand(void **state)
 		assert_string_equal(jget(c, "target.id")->valuestring, is_a ? "A" : "B");
 		assert_string_equal(jget(c, "event")->valuestring, "fixation");
 		assert_int_equal(jtime(c, "event_t_ns"), jtime(c, "t_ns") + 300000000);
-		assert_float_equal(jnum(c, "why.fixation_ms"), 59 * 1000.0 / 60, 0.1);
+		assert_float_equal(jnum(c, "why.fixation_ms"), (59 * 1000.0 / 60), 0.1);
 		assert_true(cJSON_IsNull(jget(c, "why.gaze_object_at_t")));
-		assert_float_equal(jnum(c, "why.yaw_deg"), (is_a ? 1 : -1) * atan2(1, 3) / FX_DEG, 0.01);
+		assert_float_equal(jnum(c, "why.yaw_deg"), ((is_a ? 1 : -1) * atan2(1, 3) / FX_DEG), 0.01);
 		assert_int_equal((int)jnum(c, "why.references_visible"), 1);
 	}
 	cJSON_Delete(res);
@@ -395,7 +395,7 @@ static void test_next_interaction_by_hand(void **state)
 			assert_string_equal(jget(c, "why.hand")->valuestring, "right");
 			assert_float_equal(jnum(c, "why.motion_m"), 1.0, 1e-3);
 			/* camera (0, 0, 1.6) -> cup (2, 0.5, 0.85) at t_I */
-			assert_float_equal(jnum(c, "why.yaw_deg"), atan2(0.5, 2) / FX_DEG, 0.01);
+			assert_float_equal(jnum(c, "why.yaw_deg"), (atan2(0.5, 2) / FX_DEG), 0.01);
 			assert_float_equal(jnum(c, "why.dz_m"), -0.75, 1e-3);
 			assert_float_equal(jnum(c, "why.local_m.0"), 2, 1e-3);
 			assert_float_equal(jnum(c, "why.local_m.1"), 0.5, 1e-3);
@@ -404,7 +404,7 @@ static void test_next_interaction_by_hand(void **state)
 			assert_string_equal(jget(c, "event")->valuestring, "action");
 			assert_int_equal(jtime(c, "event_t_ns"), 16 * FX_S);
 			assert_true(cJSON_IsNull(jget(c, "why.motion_m")));
-			assert_float_equal(jnum(c, "why.yaw_deg"), atan2(-2, 3) / FX_DEG, 0.01);
+			assert_float_equal(jnum(c, "why.yaw_deg"), (atan2(-2, 3) / FX_DEG), 0.01);
 		}
 	}
 	cJSON_Delete(res);

@@ -72,8 +72,8 @@ static void random_truth(enum ans_kind k, struct answer *a)
  */
 static bool margins_ok(const struct answer *a, const struct answer *b)
 {
-	double dy = fabs(remainder((double)a->yaw_deg - b->yaw_deg, 360.0));
-	double dd = fabs((double)a->dist_m - b->dist_m);
+	double dy = fabs(remainder((double)a->yaw_deg - (double)b->yaw_deg, 360.0));
+	double dd = fabs((double)a->dist_m - (double)b->dist_m);
 	double big = a->dist_m > b->dist_m ? a->dist_m : b->dist_m;
 	bool dist = dd >= 0.3 - 1e-4 && dd >= 0.25 * big - 1e-4;
 	bool obj = strcasecmp(a->object, b->object) != 0;
