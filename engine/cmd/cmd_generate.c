@@ -642,11 +642,17 @@ static int generate_main(int argc, char **argv, int regen)
 	size_t npaths = 0;
 	int rc, done;
 
+	{
+		struct agent_params ap;
+
+		/* the engine's defaults, set once in agent_defaults() and qc_defaults() */
+		agent_defaults(&ap);
+		o.options = ap.truth.qc.n_options;
+		o.max_turns = ap.max_turns;
+	}
 	o.per_task = 60;
-	o.options = 5;
 	o.seed = 1;
 	o.jobs = omp_get_num_procs();
-	o.max_turns = 16;
 	o.brain_spec = "local";
 	llm_config_init(&o.brain.llm);
 	o.brain.llm.timeout_ms = 120000;

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "err.h"
 #include "hash.h"
+#include "jsonfile.h"
 #include "truth_int.h"
 
 void truth_defaults(struct truth_params *p)
@@ -280,13 +281,7 @@ static const char *arg_str(const cJSON *args, const char *key)
 /* A time of the submit_qa arguments (a JSON number or its text), 0 when absent. */
 static int64_t arg_time(const cJSON *args, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
-
-	if (cJSON_IsNumber(v))
-		return (int64_t)llround(v->valuedouble);
-	if ((cJSON_IsRaw(v) || cJSON_IsString(v)) && v->valuestring)
-		return strtoll(v->valuestring, NULL, 10);
-	return 0;
+	return jsonfile_get_time(args, key, 0);
 }
 
 /* The disagreement note when the brain's stated answer differs from the truth. */
