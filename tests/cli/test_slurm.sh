@@ -277,7 +277,7 @@ put "$TMP/submit.sh" '--cpus-per-task=8' '--cpus-per-task=8' '--cpus-per-task=1'
 # nothing else differs from the README
 d=$(diff "$TMP/readme.sbatch" "$W/shards.sbatch" | grep -c '^[<>]')
 e=$(diff "$TMP/readme.submit" "$TMP/submit.sh" | grep -c '^[<>]')
-[ "$d" -eq 2 ] && [ "$e" -eq 2 ] && ok "the script and the submit lines are the README's but for the sizes" ||
+[ "$d" -eq 2 ] && [ "$e" -eq 2 ] && ok "the script and the submit lines are the README's but for the folder and the sizes" ||
 	not_ok "the test's copies differ from the README in $d and $e lines"
 head -n 1 "$W/shards.sbatch" | grep -q '^#!' && ok "shards.sbatch starts with #! (sbatch needs it)" ||
 	not_ok "shards.sbatch has no #! line"
