@@ -4,14 +4,15 @@
 # started here under $TMP (a munge key made for the test, its own munged
 # socket, slurm.conf, state, spool and log folders, free loopback ports),
 # slurmctld and slurmd on localhost with one node of two CPUs. The README's
-# shards.sbatch and its submit lines run as written, with three sizes put in
-# (the recordings' folder, --array=0-3, --cpus-per-task=1), over 4 shards of
-# six small synthetic recordings; then the merged store must equal one
-# unsharded run over the same recordings (QA ids, questions, options,
-# answers, truth, QC, drops, and the jsonl export less run ids and times), and a task
-# requeued on its own must leave a merge that adds nothing. The daemons and
-# munged are stopped on success and failure alike. Skipped only where they
-# cannot run: not root, or the packages cannot be installed.
+# shards.sbatch and its submit lines run as written, with three values put
+# in (the recordings' folder, --array=0-3, --cpus-per-task=1), over 4 shards
+# of six small synthetic recordings; then the merged store must equal one
+# unsharded run over the same recordings at --jobs 2 (QA ids, questions,
+# options, answers, truth, QC, drops, traces, and the jsonl export less run
+# ids and times), and a task requeued on its own must leave a merge that
+# adds nothing. The daemons and munged are stopped on success and failure
+# alike. Skipped only where they cannot run: not root, the packages cannot
+# be installed, or no /proc.
 . tests/cli/lib.sh
 
 # ---- can Slurm run here at all?
@@ -348,9 +349,10 @@ for i in 0 1 2 3; do
 		not_ok "$f: its run says '$s'"
 done
 
-# ---- one unsharded run over the same recordings with the tasks' options
-expect_status 0 "one machine: generate over all six recordings" ./proxima generate \
-	"$W"/recordings/* --db single.db --quiet --jobs 1
+# ---- one unsharded run over the same recordings, on both cores (the tasks had
+# one each: the stores must not depend on --jobs)
+expect_status 0 "one machine: generate over all six recordings, --jobs 2" ./proxima generate \
+	"$W"/recordings/* --db single.db --quiet --jobs 2
 [ -s qa.db ] || fail_here "the merge left no qa.db in the submit folder" "slurm-$mid.out"
 nu=$(q single.db "select count(*) from qa")
 nm=$(q qa.db "select count(*) from qa")
@@ -370,11 +372,12 @@ q qa.db "select $cols from qa order by id" >"$TMP/qa.m"
 cmp -s "$TMP/qa.u" "$TMP/qa.m" &&
 	ok "the same questions, options, answer keys, answers, truth and QC, row for row" ||
 	not_ok "the QA rows differ: $(diff "$TMP/qa.u" "$TMP/qa.m" | head -n 2 | cut -c1-200)"
-# the recordings and the dropped candidates, less run ids and times
-for t in recordings drops; do
+# the recordings, the dropped candidates and the traces, less run ids and times
+for t in recordings drops traces; do
 	case $t in
 	recordings) c="select id, layout, root, t0_ns, t1_ns, summary_json from recordings order by id" ;;
 	drops) c="select recording_id, category, subtask, metric, reason, t_ns, target from drops order by 1, 2, 3, 4, 5, 6, 7" ;;
+	traces) c="select qa_id, trace_json from traces order by qa_id" ;;
 	esac
 	q single.db "$c" >"$TMP/$t.u"
 	q qa.db "$c" >"$TMP/$t.m"
