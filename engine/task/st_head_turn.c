@@ -49,3 +49,17 @@ int plan__head_turn(const struct plan_in *in, struct plan_out *out)
 	}
 	return plan__object_question(in, out);
 }
+
+int prior__head_turn(struct build *b, const struct clip_cand *c, struct answer *out)
+{
+	/* the candidates a truth would refuse are no key, so no part of the prior */
+	if (c->target < 0 || truth__structural(b->rec, c->target))
+		return 1;
+	if (!isfinite(c->yaw_deg))
+		return 1;
+	if (b->metric == METRIC_APPROX)
+		out->yaw_deg = c->yaw_deg;
+	else
+		out->dir = bev_dir_from_yaw(c->yaw_deg);
+	return 0;
+}

@@ -126,3 +126,25 @@ int plan__next_interaction(const struct plan_in *in, struct plan_out *out)
 	}
 	return plan__object_question(in, out);
 }
+
+int prior__next_interaction(struct build *b, const struct clip_cand *c, struct answer *out)
+{
+	const struct rec_action *act = c->action >= 0 ? &b->rec->actions[c->action] : NULL;
+	char name[ANS_NAME_MAX];
+
+	/* the candidates a truth would refuse are no key, so no part of the prior */
+	if (c->target < 0 || truth__structural(b->rec, c->target))
+		return 1;
+	if (!isfinite(c->yaw_deg) || truth__name(b->rec, c->target, name, sizeof(name)))
+		return 1;
+	out->dir = bev_dir_from_yaw(c->yaw_deg);
+	ans_set_text(out->object, sizeof(out->object), name);
+	ans_set_text(out->verb, sizeof(out->verb), act && act->verb && *act->verb ? act->verb
+										   : "pick up");
+	if (b->metric == METRIC_APPROX) {
+		out->vertical = disc_vertical(&b->p->qc.disc, c->dz_m);
+		out->dist_m = c->distance_m;
+		out->hand = act ? act->hand : REC_HAND_NONE;
+	}
+	return 0;
+}

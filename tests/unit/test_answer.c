@@ -175,9 +175,9 @@ static void test_turn_thresholds(void **state)
 		const char *head;
 		const char *gaze;
 	} cases[] = {
-		{ 0.0f, "Keep facing forward", "Look straight ahead, at the mug" },
-		{ 14.9f, "Keep facing forward", "Look straight ahead, at the mug" },
-		{ -14.9f, "Keep facing forward", "Look straight ahead, at the mug" },
+		{ 0.0f, "Keep facing forward", "Look straight to the front, at the mug" },
+		{ 14.9f, "Keep facing forward", "Look straight to the front, at the mug" },
+		{ -14.9f, "Keep facing forward", "Look straight to the front, at the mug" },
 		{ 15.0f, "Turn left ~15°", "Look ~15° to the left, at the mug" },
 		{ -15.0f, "Turn right ~15°", "Look ~15° to the right, at the mug" },
 		{ 17.4f, "Turn left ~15°", "Look ~15° to the left, at the mug" },
@@ -185,9 +185,9 @@ static void test_turn_thresholds(void **state)
 		{ 92.6f, "Turn left ~95°", "Look ~95° to the left, at the mug" },
 		{ 165.0f, "Turn left ~165°", "Look ~165° to the left, at the mug" },
 		{ 163.0f, "Turn left ~165°", "Look ~165° to the left, at the mug" },
-		{ 165.1f, "Turn around", "Look behind, at the mug" },
-		{ -170.0f, "Turn around", "Look behind, at the mug" },
-		{ 180.0f, "Turn around", "Look behind, at the mug" },
+		{ 165.1f, "Turn around", "Look around to the back, at the mug" },
+		{ -170.0f, "Turn around", "Look around to the back, at the mug" },
+		{ 180.0f, "Turn around", "Look around to the back, at the mug" },
 		{ -165.0f, "Turn right ~165°", "Look ~165° to the right, at the mug" },
 		{ 200.0f, "Turn right ~160°", "Look ~160° to the right, at the mug" },
 	};
