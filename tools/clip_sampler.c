@@ -456,6 +456,21 @@ out:
 
 /* ======================= Chains ======================= */
 
+/* True when the k actions from first share one goal (the goal the question states). */
+static bool one_goal(const struct recording *rec, size_t first, int k)
+{
+	const char *g = rec->actions[first].goal;
+	int i;
+
+	if (!g || !*g)
+		return false;
+	for (i = 1; i < k; i++)
+		if (!rec->actions[first + (size_t)i].goal ||
+		    strcmp(rec->actions[first + (size_t)i].goal, g))
+			return false;
+	return true;
+}
+
 static int enum_chain_k(struct enum_ctx *e, int k)
 {
 	struct keysteps_args a = { INT64_MIN / 2, INT64_MAX / 2, (size_t)k,
@@ -474,7 +489,7 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 
 		cand_init(&c);
 		c.T = w->T;
-		if (w->first_future <= w->first_obs)
+		if (w->first_future <= w->first_obs || !one_goal(e->rec, w->first_future, k))
 			continue;
 		if (c.T - e->window_ns < t0 || c.T < next_ok)
 			continue;
@@ -493,6 +508,38 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 	return rc;
 }
 
+/*
+ * One chain per clip time: of the windows that share a T (K = 3, 4 and 5
+ * over the same actions, their truths prefixes of each other), keep one K,
+ * chosen by a hash of T so that K is spread evenly and stable.
+ */
+static int cmp_t_k(const void *pa, const void *pb)
+{
+	const struct clip_cand *a = pa, *b = pb;
+
+	if (a->T != b->T)
+		return a->T < b->T ? -1 : 1;
+	return (a->k > b->k) - (a->k < b->k);
+}
+
+static void one_chain_per_time(struct clip_list *l)
+{
+	size_t i = 0, j, out = 0;
+
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_t_k);
+	while (i < l->n) {
+		size_t n;
+
+		for (j = i; j < l->n && l->v[j].T == l->v[i].T; j++)
+			;
+		n = j - i;
+		l->v[out++] = l->v[i + (size_t)(rng_mix64((uint64_t)l->v[i].T) % n)];
+		i = j;
+	}
+	l->n = out;
+}
+
 /* ======================= The cache ======================= */
 
 static int enumerate(struct enum_ctx *e, enum subtask sub, int k)
@@ -508,6 +555,8 @@ static int enumerate(struct enum_ctx *e, enum subtask sub, int k)
 		for (kk = CLIPS_K_MIN; kk <= CLIPS_K_MAX && !rc; kk++)
 			if (!k || k == kk)
 				rc = enum_chain_k(e, kk);
+		if (!rc && !k)
+			one_chain_per_time(e->l);
 		break;
 	default: break;
 	}

@@ -1372,7 +1372,7 @@ static bool desc_clash(const char *a, const char *b, float thr)
 }
 
 int qc_chain_candidates(const char *const *truth, int k, const char *const *pool,
-			size_t npool, const char *qa_id, int ncand,
+			const int *tiers, size_t npool, const char *qa_id, int ncand,
 			const struct qc_params *p, struct qc_chain *out)
 {
 	struct qc_params def;
@@ -1410,6 +1410,14 @@ int qc_chain_candidates(const char *const *truth, int k, const char *const *pool
 		for (i = 0; i < (int)npool; i++)
 			order[i] = i;
 		shuffle_ints(&rng, order, (int)npool);
+		/* a stable sort by tier keeps the shuffle within each tier */
+		for (i = 1; tiers && i < (int)npool; i++)
+			for (j = i; j > 0 && tiers[order[j - 1]] > tiers[order[j]]; j--) {
+				int t = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
 	}
 	for (i = 0; i < (int)npool && np < ncand; i++) {
 		const char *d = pool[order[i]];

@@ -216,16 +216,17 @@ struct qc_chain {
 /*
  * Builds the candidate set of `ncand` actions (0 = p's chain_candidates,
  * default 8): the k true actions truth[0..k-1] (in their true order) and
- * ncand - k distractors drawn from pool[] (actions of other goals or
- * windows of the same recording), skipping any whose description equals or
- * nearly duplicates a true one or an earlier pick; the set is shuffled
- * with qc_shuffle(seed of qa_id). Returns 0; ENG_EINVAL (k outside
+ * ncand - k distractors drawn from pool[] (other actions of the same
+ * recording), lower tiers[] first (NULL: one tier) and in a seeded random
+ * order within a tier, skipping any whose description equals or nearly
+ * duplicates a true one or an earlier pick; the set is shuffled with
+ * qc_shuffle(seed of qa_id). Returns 0; ENG_EINVAL (k outside
  * 2..ANS_CHAIN_MAX, ncand outside k+1..QC_CHAIN_MAX_CAND, two true actions
  * with the same description, a description too long); ENG_ENOTFOUND when
  * the pool has too few distinct distractors (err_msg() says how many).
  */
 int qc_chain_candidates(const char *const *truth, int k, const char *const *pool,
-			size_t npool, const char *qa_id, int ncand,
+			const int *tiers, size_t npool, const char *qa_id, int ncand,
 			const struct qc_params *p, struct qc_chain *out);
 
 /*

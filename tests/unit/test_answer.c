@@ -104,7 +104,7 @@ static void test_render_each_kind(void **state)
 	render_is(&a, "First turn left and go forward, then go front-right");
 	a.nlegs = 1;
 	a.legs[0] = BEV_BACK_LEFT;
-	render_is(&a, "Go back-left");
+	render_is(&a, "Go back-left, one straight leg");
 
 	a = interact(ANS_INTERACT_APPROX, BEV_FRONT_LEFT, -1, 0.62f, REC_HAND_NONE,
 		     "pick up", "cup");
@@ -667,13 +667,14 @@ static const char *const tasks[] = {
 	"chain.actions.relative",
 };
 
-/* At least three phrasings per sub-task and metric, each renders cleanly. */
+/* At least eight phrasings per sub-task and metric, each renders cleanly. */
 static void test_question_templates(void **state)
 {
 	const struct tmpl_var v[] = {
 		{ "target", "blue mug" },
 		{ "goal", "Thoroughly clean the cutting board" },
 		{ "candidates", "1. Get dish soap; 2. Wash the board" },
+		{ "k", "3" },
 	};
 	size_t t;
 
@@ -684,8 +685,8 @@ static void test_question_templates(void **state)
 
 		snprintf(path, sizeof(path), "prompts/questions/%s.txt", tasks[t]);
 		n = tmpl_count(path);
-		if (n < 3)
-			fail_msg("%s: %d phrasings", path, n);
+		if (n < 8)
+			fail_msg("%s: %d phrasings (docs/answers.md asks for 8 or more)", path, n);
 		for (i = 0; i < n; i++) {
 			const char *line;
 			size_t len;

@@ -452,8 +452,9 @@ static void test_chain_by_hand(void **state)
 	res = sample(ctx, "chain.actions", "\"k\":5");
 	assert_int_equal((int)jnum(res, "total"), 2); /* 8, 11 */
 	cJSON_Delete(res);
+	/* one chain per clip time: T = 8, 11, 13 and 15 s, each with one K */
 	res = sample(ctx, "chain.actions", NULL);
-	assert_int_equal((int)jnum(res, "total"), 9);
+	assert_int_equal((int)jnum(res, "total"), 4);
 	cJSON_Delete(res);
 	tool_ctx_free(ctx);
 	recording_free(r);
@@ -497,14 +498,24 @@ static void test_seeded_order(void **state)
 	order_text(res, b, sizeof(b));
 	cJSON_Delete(res);
 	assert_string_equal(a, b);
-	/* another seed: the same candidates in another order */
-	res = sample(ctx, "chain.actions", "\"count\":50,\"seed\":8");
-	order_text(res, c, sizeof(c));
-	assert_int_equal(sorted_times(res, tc, 16), n);
-	cJSON_Delete(res);
-	for (i = 0; i < n; i++)
-		assert_int_equal(ta[i], tc[i]);
-	assert_string_not_equal(a, c);
+	/* other seeds: the same candidates, in another order for some (4! orders) */
+	{
+		int seed, differs = 0;
+
+		for (seed = 8; seed < 14; seed++) {
+			char args[64];
+
+			snprintf(args, sizeof(args), "\"count\":50,\"seed\":%d", seed);
+			res = sample(ctx, "chain.actions", args);
+			order_text(res, c, sizeof(c));
+			assert_int_equal(sorted_times(res, tc, 16), n);
+			cJSON_Delete(res);
+			for (i = 0; i < n; i++)
+				assert_int_equal(ta[i], tc[i]);
+			differs += strcmp(a, c) != 0;
+		}
+		assert_true(differs >= 3);
+	}
 	/* paging through the order one at a time gives the same sequence */
 	d[0] = '\0';
 	for (i = 0; i < n; i++) {

@@ -708,7 +708,7 @@ static void test_chain_candidates(void **state)
 	int i, j, ntrue = 0;
 
 	(void)state;
-	assert_int_equal(qc_chain_candidates(truth, 4, pool, ARRAY_SIZE(pool), "chain-1", 0,
+	assert_int_equal(qc_chain_candidates(truth, 4, pool, NULL, ARRAY_SIZE(pool), "chain-1", 0,
 					     NULL, &c), 0);
 	assert_int_equal(c.n, 8);
 	assert_int_equal(c.k, 4);
@@ -732,7 +732,7 @@ static void test_chain_candidates(void **state)
 	assert_int_equal(ntrue, 4);
 
 	/* same id, same set; the chains map to node ids */
-	assert_int_equal(qc_chain_candidates(truth, 4, pool, ARRAY_SIZE(pool), "chain-1", 8,
+	assert_int_equal(qc_chain_candidates(truth, 4, pool, NULL, ARRAY_SIZE(pool), "chain-1", 8,
 					     NULL, &c2), 0);
 	assert_memory_equal(&c, &c2, sizeof(c));
 	assert_int_equal(qc_chain_answer(&c, order, edges, &a), 0);
@@ -758,12 +758,12 @@ static void test_chain_candidates(void **state)
 	/* errors */
 	alt[1] = 1;
 	assert_int_equal(qc_chain_answer(&c, alt, edges, &a), ENG_EINVAL);
-	assert_int_equal(qc_chain_candidates(truth, 4, pool, 3, "chain-1", 8, NULL, &c2),
+	assert_int_equal(qc_chain_candidates(truth, 4, pool, NULL, 3, "chain-1", 8, NULL, &c2),
 			 ENG_ENOTFOUND);
 	{
 		const char *dup[] = { "Get dish soap", "Get dish soap!", "Rinse" };
 
-		assert_int_equal(qc_chain_candidates(dup, 3, pool, ARRAY_SIZE(pool), "x", 8,
+		assert_int_equal(qc_chain_candidates(dup, 3, pool, NULL, ARRAY_SIZE(pool), "x", 8,
 						     NULL, &c2), ENG_EINVAL);
 	}
 }
