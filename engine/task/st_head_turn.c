@@ -17,6 +17,10 @@ int truth__head_turn(struct build *b, struct truth *out)
 	int rc;
 
 	(void)out;
+	/* the premise at the camera's rate: unseen over the whole of [T - 1 s, T] */
+	if (truth__seen_between(b, b->target, b->t - 1000000000LL, b->t))
+		return truth__reject(b, "premise", "the target is in view within the last second "
+				     "before T");
 	rc = truth__spatial(b, b->target, false, 0, -1, "spatial", &r);
 	if (rc)
 		return rc;

@@ -62,6 +62,9 @@ int truth__navigate(struct build *b, struct truth *out)
 	int rc;
 
 	(void)out;
+	if (truth__seen_between(b, b->target, b->t - 1000000000LL, b->t))
+		return truth__reject(b, "premise", "the target is in view within the last second "
+				     "before T");
 	a.t = b->t;
 	a.target = b->target;
 	a.goal_radius_m = PATH_GOAL_RADIUS_M;

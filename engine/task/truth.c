@@ -17,6 +17,7 @@
 #include "err.h"
 #include "hash.h"
 #include "jsonfile.h"
+#include "scene.h"
 #include "truth_int.h"
 
 void truth_defaults(struct truth_params *p)
@@ -66,6 +67,28 @@ int truth__name(const struct recording *rec, long idx, char *out, size_t size)
 	if (idx < 0)
 		return ENG_EINVAL;
 	return ans_object_name(rec, (size_t)idx, out, size);
+}
+
+int64_t truth__seen_between(struct build *b, long obj, int64_t from, int64_t to)
+{
+	const struct recording *rec = b->rec;
+	struct visibility_view v;
+	struct scene *s;
+	size_t i;
+
+	if (scene_get(b->ctx, &s))
+		return from ? from : 1;
+	i = time_floor_index(rec->traj, rec->ntraj, sizeof(*rec->traj), from - 1);
+	i = i == SIZE_MAX ? 0 : i + 1;
+	for (; i < rec->ntraj && rec->traj[i].t_ns <= to; i++) {
+		int64_t t = rec->traj[i].t_ns;
+
+		if (visibility_view_at(s, rec, t, VISIBILITY_MAX_RANGE_M, &v))
+			return t ? t : 1;
+		if (visibility_test(s, &v, (size_t)obj, false, NULL) == VIS_VISIBLE)
+			return t ? t : 1;
+	}
+	return 0;
 }
 
 bool truth__structural(const struct recording *rec, long i)

@@ -75,6 +75,13 @@ int truth__spatial(struct build *b, long obj, bool has_t2, int64_t t2, long ref,
  */
 int truth__visible_context(struct build *b, long except, long except2, bool grasp);
 
+/*
+ * The first trajectory sample in [from, to] at which object obj is visible
+ * (the visibility predicate of docs/design.md at the camera's own rate),
+ * or 0 when it is visible at none. Errors of the scene count as visible.
+ */
+int64_t truth__seen_between(struct build *b, long obj, int64_t from, int64_t to);
+
 /* Walls, floors and ceilings: longer than 2.5 m and thinner than 0.15 m. */
 bool truth__structural(const struct recording *rec, long i);
 
