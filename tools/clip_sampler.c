@@ -33,6 +33,7 @@
 #include "clips.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -741,10 +742,160 @@ static int get_list(struct tool_ctx *ctx, enum subtask sub, enum metric metric,
 
 
 /* The candidates passing the filters, shuffled by the seed (cached per list). */
-static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, int64_t t1)
+/*
+ * Stratified order. A plain shuffle hands a group the key values of the
+ * recording as they come: one turn class, one verb or one sector can hold
+ * most of the keys, and a solver that never sees the video picks that value.
+ * The first STRAT_HEAD positions are therefore chosen greedily: each next
+ * candidate is the one (among the next STRAT_POOL of the shuffle) whose
+ * key-field classes have been picked least so far, ties to the earlier in
+ * the shuffle. Up to STRAT_FIELDS fields per sub-task, each hashed into
+ * STRAT_BUCKETS classes. The rest keeps the shuffle's order.
+ */
+#define STRAT_HEAD 512
+#define STRAT_POOL 8192
+#define STRAT_FIELDS 4
+#define STRAT_BUCKETS 64
+
+static unsigned str_class(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h % STRAT_BUCKETS;
+}
+
+static unsigned dir_class(float yaw)
+{
+	return isfinite(yaw) ? (unsigned)bev_dir_from_yaw(yaw) : BEV_NDIR;
+}
+
+/* 15-degree turn bins, -180..180 */
+static unsigned yaw_class(float yaw)
+{
+	if (!isfinite(yaw))
+		return 24;
+	return (unsigned)fmin(23.0, floor(((double)yaw + 180.0) / 15.0));
+}
+
+/* distance bins a factor 1.5 apart from 0.25 m */
+static unsigned dist_class(float m)
+{
+	if (!isfinite(m) || m <= 0.25f)
+		return 0;
+	return (unsigned)fmin(12.0, 1.0 + floor(log((double)m / 0.25) / log(1.5)));
+}
+
+static const char *object_name(const struct recording *rec, long i)
+{
+	if (i < 0 || (size_t)i >= rec->nobjects)
+		return "";
+	return rec->objects[i].name ? rec->objects[i].name : rec->objects[i].id;
+}
+
+/* The classes of candidate c in each stratification field, in cls; the field count. */
+static int strat_classes(const struct recording *rec, const struct clip_list *l,
+			 const struct clip_cand *c, unsigned *cls)
+{
+	const struct rec_action *a;
+
+	switch (l->sub) {
+	case SUBTASK_HEAD_TURN:
+		cls[0] = yaw_class(c->yaw_deg);
+		cls[1] = dir_class(c->yaw_deg);
+		cls[2] = str_class(object_name(rec, c->target));
+		return 3;
+	case SUBTASK_GAZE_TARGET:
+		cls[0] = str_class(object_name(rec, c->target));
+		cls[1] = dir_class(c->yaw_deg);
+		cls[2] = yaw_class(c->yaw_deg);
+		return 3;
+	case SUBTASK_NAVIGATE:
+		cls[0] = dir_class(c->leg_yaw[0]);
+		cls[1] = dist_class(c->path_m);
+		cls[2] = (unsigned)c->nlegs * BEV_NDIR + dir_class(c->leg_yaw[1]) % BEV_NDIR;
+		cls[3] = str_class(object_name(rec, c->target));
+		return 4;
+	case SUBTASK_NEXT_INTERACTION:
+		a = c->action >= 0 && (size_t)c->action < rec->nactions ? &rec->actions[c->action]
+									  : NULL;
+		cls[0] = str_class(a ? a->verb : NULL);
+		cls[1] = dir_class(c->yaw_deg);
+		cls[2] = c->dz_m < -0.3f ? 0 : c->dz_m > 0.3f ? 2 : 1;
+		cls[3] = str_class(object_name(rec, c->target));
+		return 4;
+	case SUBTASK_CHAIN:
+		cls[0] = (unsigned)c->k;
+		cls[1] = str_class(c->first_future < rec->nactions ? rec->actions[c->first_future].goal
+								   : NULL);
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+static int stratify(const struct recording *rec, struct clip_list *l)
+{
+	unsigned (*cnt)[STRAT_BUCKETS] = NULL, (*cls)[STRAT_FIELDS] = NULL;
+	size_t pool = l->norder < STRAT_POOL ? l->norder : STRAT_POOL, p, i, best;
+	int nf = 0, f;
+
+	if (l->norder < 3)
+		return 0;
+	cnt = calloc(STRAT_FIELDS, sizeof(*cnt));
+	cls = calloc(pool, sizeof(*cls));
+	if (!cnt || !cls) {
+		free(cnt);
+		free(cls);
+		return ENG_ENOMEM;
+	}
+	for (i = 0; i < pool; i++) {
+		nf = strat_classes(rec, l, &l->v[l->order[i]], cls[i]);
+		for (f = 0; f < nf; f++)
+			cls[i][f] %= STRAT_BUCKETS;
+	}
+	for (p = 0; p < STRAT_HEAD && p + 1 < pool; p++) {
+		unsigned long bc = ULONG_MAX;
+
+		best = p;
+		for (i = p; i < pool; i++) {
+			unsigned long cost = 0;
+
+			for (f = 0; f < nf; f++)
+				cost += cnt[f][cls[i][f]];
+			if (cost < bc) {
+				bc = cost;
+				best = i;
+				if (!cost)
+					break;
+			}
+		}
+		/* move best to p, keeping the shuffle's order of the others */
+		if (best != p) {
+			size_t o = l->order[best];
+			unsigned c[STRAT_FIELDS];
+
+			memcpy(c, cls[best], sizeof(c));
+			memmove(&l->order[p + 1], &l->order[p], (best - p) * sizeof(*l->order));
+			memmove(&cls[p + 1], &cls[p], (best - p) * sizeof(*cls));
+			l->order[p] = o;
+			memcpy(cls[p], c, sizeof(c));
+		}
+		for (f = 0; f < nf; f++)
+			cnt[f][cls[p][f]]++;
+	}
+	free(cnt);
+	free(cls);
+	return 0;
+}
+
+static int order(const struct recording *rec, struct clip_list *l, uint64_t seed, long target,
+		 int64_t t0, int64_t t1)
 {
 	uint64_t st;
 	size_t i, n = 0;
+	int rc;
 
 	if (l->have_order && l->seed == seed && l->target == target && l->t0 == t0 &&
 	    l->t1 == t1)
@@ -769,6 +920,13 @@ static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, in
 		l->order[j] = tmp;
 	}
 	l->norder = n;
+	l->have_order = false;
+	/* one target asked for: its candidates as they come */
+	if (target < 0) {
+		rc = stratify(rec, l);
+		if (rc)
+			return rc;
+	}
 	l->have_order = true;
 	l->seed = seed;
 	l->target = target;
@@ -960,7 +1118,7 @@ int clips_sample(struct tool_ctx *ctx, const struct clips_args *a, struct clips_
 				    a->t1);
 	rc = get_list(ctx, a->subtask, a->metric, window_ns, a->k, &l);
 	if (!rc)
-		rc = order(l, a->seed, a->target, a->t0, a->t1);
+		rc = order(rec, l, a->seed, a->target, a->t0, a->t1);
 	if (rc)
 		return rc;
 	if (l->norder && a->index >= l->norder)

@@ -777,6 +777,7 @@ int qc_check_text(const char *question, const char *const *options, int n,
 #define DESIGN_KERNEL 1.0f /* how near the centre draws are: weight exp(-k x field distance) */
 #define DESIGN_SWEEPS 24   /* Gibbs sweeps per centre */
 #define REDRAWS 24         /* draws of one option per sweep */
+#define MARGINAL_MIN 16      /* prior answers for broad draws from the prior's marginal */
 #define BROAD_SHARE 0.1f    /* label draws from the broad prior, not the group's answers */
 
 /* Field groups copied as units between options. */
@@ -884,9 +885,52 @@ static void kernel_weights(const struct qc_context *ctx, const struct answer *c,
 }
 
 /*
- * A draw of field group g from the broad prior (labels uniform, distances
- * log-uniform over the kind's range, never centred on the truth); names
- * from a random prior answer, references from those visible at T.
+ * A broad draw of field group g from the prior's own marginal: the field
+ * of a random prior answer, distances moved by up to a factor 1.25 within
+ * the prior's range. Values no key takes
+ * (a forward turn where every key turns by more than the field of view)
+ * never appear, or a solver would learn to strike them out. A prior of
+ * fewer than MARGINAL_MIN answers has too few values for a set: its broad
+ * draws are uniform over the kind's range.
+ */
+static bool draw_marginal(struct rng *r, const struct qc_context *ctx, enum fgroup g,
+			  struct answer *out)
+{
+	const struct answer *a;
+	float lo = INFINITY, hi = -INFINITY, v;
+	size_t j;
+
+	if (ctx->nprior < MARGINAL_MIN || g == FG_REL || g == FG_REF)
+		return false;
+	a = &ctx->prior[rng_below(&r->s, ctx->nprior)];
+	switch (g) {
+	case FG_YAW: out->yaw_deg = a->yaw_deg; return true;
+	case FG_DIST:
+		for (j = 0; j < ctx->nprior; j++) {
+			lo = fminf(lo, ctx->prior[j].dist_m);
+			hi = fmaxf(hi, ctx->prior[j].dist_m);
+		}
+		v = a->dist_m * expf((unit(r) * 2 - 1) * logf(1.25f));
+		out->dist_m = fminf(hi, fmaxf(lo, v));
+		return true;
+	case FG_DIR: out->dir = a->dir; return true;
+	case FG_VERT: out->vertical = a->vertical; return true;
+	case FG_HAND: out->hand = a->hand; return true;
+	case FG_LEGS:
+		out->nlegs = a->nlegs;
+		memcpy(out->legs, a->legs, sizeof(out->legs));
+		return true;
+	case FG_ACT: memcpy(out->verb, a->verb, sizeof(out->verb)); /* fall through */
+	case FG_OBJ: memcpy(out->object, a->object, sizeof(out->object)); return true;
+	default: return false;
+	}
+}
+
+/*
+ * A draw of field group g from the broad prior: the prior's marginal when
+ * there is a prior; without one, labels uniform and distances log-uniform
+ * over the kind's range (never centred on the truth); references from
+ * those visible at T.
  */
 static void draw_group(struct rng *r, const struct qc_context *ctx, const struct answer *truth,
 		       enum fgroup g, struct answer *out)
@@ -894,6 +938,8 @@ static void draw_group(struct rng *r, const struct qc_context *ctx, const struct
 	static const enum ans_rel rels[4] = { ANS_REL_LEFT_OF, ANS_REL_RIGHT_OF,
 					      ANS_REL_IN_FRONT_OF, ANS_REL_BEHIND };
 
+	if (draw_marginal(r, ctx, g, out))
+		return;
 	switch (g) {
 	case FG_YAW:
 		out->yaw_deg = (float)((int)rng_below(&r->s, 67) * 5 - 165);
@@ -919,9 +965,13 @@ static void draw_group(struct rng *r, const struct qc_context *ctx, const struct
 		out->rel = rels[rng_below(&r->s, 4)];
 		break;
 	case FG_REF:
-		if (ctx->nrefs)
-			ans_set_text(out->ref, sizeof(out->ref),
-				     ctx->refs[rng_below(&r->s, ctx->nrefs)]);
+		if (ctx->nrefs) {
+			size_t j = (size_t)rng_below(&r->s, ctx->nrefs);
+
+			ans_set_text(out->ref, sizeof(out->ref), ctx->refs[j]);
+			if (ctx->ref_rels)
+				out->rel = ctx->ref_rels[j];
+		}
 		break;
 	case FG_HAND:
 		out->hand = (enum rec_hand)(REC_HAND_LEFT + (int)rng_below(&r->s, 3));
@@ -955,7 +1005,7 @@ static void draw_answer(struct rng *r, const struct qc_context *ctx, const struc
 	if (ctx->nprior && unit(r) >= broad) {
 		*out = ctx->prior[pick_weighted(r, w, ctx->nprior)];
 		out->kind = truth->kind;
-		if (groups & (1u << FG_REL))
+		if ((groups & (1u << FG_REL)) && !ctx->ref_rels)
 			draw_group(r, ctx, truth, FG_REL, out);
 		if (groups & (1u << FG_REF))
 			draw_group(r, ctx, truth, FG_REF, out);
@@ -965,6 +1015,10 @@ static void draw_answer(struct rng *r, const struct qc_context *ctx, const struc
 			if (groups & (1u << g))
 				draw_group(r, ctx, truth, (enum fgroup)g, out);
 	}
+	/* a reference is never the object itself */
+	for (g = 0; g < 8 && out->kind == ANS_GAZE_RELATIVE && ctx->nrefs > 1 &&
+		    ans_name_equal(out->object, out->ref); g++)
+		draw_group(r, ctx, truth, FG_REF, out);
 	/* the truth's form: a hand exactly when the truth names one */
 	if (out->kind == ANS_INTERACT_APPROX && truth->hand == REC_HAND_NONE)
 		out->hand = REC_HAND_NONE;

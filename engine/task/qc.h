@@ -65,6 +65,12 @@ struct qc_context {
 	size_t nprior;
 	const char *const *refs;     /* gaze relative: reference objects visible at T */
 	size_t nrefs;
+	/*
+	 * gaze relative: the target's true relation to each of refs. When set,
+	 * a distractor's (relation, reference) is one of these pairs, drawn as
+	 * the key's is, so neither the relation nor the reference tells the key.
+	 */
+	const enum ans_rel *ref_rels;
 	const char *const *proposals; /* negatives proposed as text by a remote brain */
 	size_t nproposals;
 };

@@ -44,6 +44,7 @@ struct build {
 	struct qc_context qctx;   /* material for negatives */
 	const char *refs[TRUTH_MAX_OBJECTS]; /* visible objects at T, named */
 	char refbuf[TRUTH_MAX_OBJECTS][ANS_NAME_MAX];
+	enum ans_rel ref_rels[TRUTH_MAX_OBJECTS]; /* gaze relative: the target's relation to each */
 	struct answer prior[TRUTH_PRIOR_MAX]; /* the group's candidates' answers */
 	struct visible_result vis; /* what visible_context saw (owned) */
 	bool have_vis;
