@@ -214,6 +214,7 @@
 		let g;
 
 		clear(box);
+		box.dataset.total = String((data.counts && data.counts.total) || 0);
 		append(box, el('div', null, data.total + ' in this filter'));
 		table.appendChild(el('tr', null, el('td', null, 'group'), el('td', 'n', 'pend'),
 			el('td', 'n', 'done'), el('td', 'n', 'all')));
@@ -925,7 +926,13 @@
 			await openItem(state.id, false);
 	}
 
+	function setBusy(on) {
+		state.busy = on;
+		document.body.dataset.busy = on ? '1' : '0';
+	}
+
 	async function act(name) {
+		const t0 = performance.now();
 		let res, text;
 
 		if (!state.item || state.busy)
@@ -934,7 +941,7 @@
 			toast('Blind mode: answer first (1–8 / A–H), or press b', true);
 			return;
 		}
-		state.busy = true;
+		setBusy(true);
 		try {
 			if (name === 'approve') {
 				res = await post('approve', {});
@@ -960,11 +967,14 @@
 			if (res) {
 				toast(name + ' saved' + (res.status ? ' · status ' + res.status : ''));
 				await refreshAfterWrite(name === 'approve' || name === 'reject' || name === 'edit');
+				/* the time from the key to the next item on screen (read by the browser test) */
+				if (name === 'approve')
+					performance.measure('proxima:approve-to-next', { start: t0, end: performance.now() });
 			}
 		} catch (e) {
 			toast(e.message, true);
 		} finally {
-			state.busy = false;
+			setBusy(false);
 		}
 	}
 
@@ -979,7 +989,7 @@
 			toast('This item has no single key: press v to reveal it', true);
 			return;
 		}
-		state.busy = true;
+		setBusy(true);
 		try {
 			await post('answer', { answer_index: k });
 			state.picked = k;
@@ -989,7 +999,7 @@
 		} catch (e) {
 			toast(e.message, true);
 		} finally {
-			state.busy = false;
+			setBusy(false);
 		}
 	}
 
