@@ -48,8 +48,6 @@ extern const char *const store__qa_statuses[STORE_N_STATUSES];
  */
 int store__review_derive(struct store *st, const char *qa_id, int64_t *changed);
 
-/* 1 when s is valid UTF-8 (no overlong forms, surrogates or bytes past U+10FFFF). */
-int store__utf8_ok(const char *s);
 
 /* How a column becomes JSON (store__row_to_json). */
 enum col_kind { COL_TEXT, COL_INT, COL_JSON };

@@ -16,46 +16,7 @@
 #include "banned.h"
 #include "buf.h"
 #include "err.h"
-
-/* ============================== Helpers ============================== */
-
-int store__utf8_ok(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (p && *p) {
-		unsigned c = *p;
-		size_t n, i;
-		unsigned cp;
-
-		if (c < 0x80) {
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return 0; /* a continuation byte first, 0xc0/0xc1 overlong, or past 0xf4 */
-		}
-		for (i = 1; i <= n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-		p += n + 1;
-	}
-	return 1;
-}
+#include "utf8.h"
 
 /* ============================== The policy ============================== */
 
@@ -172,9 +133,9 @@ static int review_check(const struct store *st, const struct store_review *r)
 	if (r->blind_answer_index < -1 || r->started_ms < 0 || r->decided_ms < 0)
 		return err_set(ENG_EINVAL, "'%s': review of '%s': negative index or time",
 			       st->path, r->qa_id);
-	if (!store__utf8_ok(r->reviewer) || !store__utf8_ok(r->reason) ||
-	    !store__utf8_ok(r->edit_before) || !store__utf8_ok(r->edit_after) ||
-	    !store__utf8_ok(r->note))
+	if (!utf8_valid(r->reviewer) || !utf8_valid(r->reason) ||
+	    !utf8_valid(r->edit_before) || !utf8_valid(r->edit_after) ||
+	    !utf8_valid(r->note))
 		return err_set(ENG_EINVAL, "'%s': review of '%s': the reviewer, reason, note "
 			       "or wording is not valid UTF-8", st->path, r->qa_id);
 	return 0;
