@@ -259,19 +259,25 @@
 		$('page-next').disabled = state.offset + state.queue.length >= state.total;
 	}
 
-	async function loadQueue() {
+	function fetchQueue() {
 		const q = filterQuery();
-		let data;
 
 		q.set('offset', String(state.offset));
 		q.set('limit', String(PAGE));
-		data = await api('/api/queue?' + q.toString());
+		return api('/api/queue?' + q.toString());
+	}
+
+	function showQueue(data) {
 		state.queue = Array.isArray(data.items) ? data.items : [];
 		state.total = data.total || 0;
 		renderFilters(data);
 		renderCounts(data);
 		renderQueue();
 		return data;
+	}
+
+	async function loadQueue() {
+		return showQueue(await fetchQueue());
 	}
 
 	function markCurrent() {
@@ -957,21 +963,30 @@
 	}
 
 	/* Shows item id; `fresh` starts its review clock and resets blind state. */
-	async function openItem(id, fresh) {
+	function fetchItem(id, fresh) {
 		const q = filterQuery();
+
+		if (state.blind && !(state.revealed && !fresh))
+			q.set('blind', '1');
+		return api('/api/qa/' + encodeURIComponent(id) + '?' + q.toString());
+	}
+
+	async function openItem(id, fresh) {
 		let item;
 
-		if (fresh) {
-			state.revealed = false;
-			state.picked = -1;
-		}
-		if (state.blind && !state.revealed)
-			q.set('blind', '1');
 		try {
-			item = await api('/api/qa/' + encodeURIComponent(id) + '?' + q.toString());
+			item = await fetchItem(id, fresh);
 		} catch (e) {
 			toast(e.message, true);
 			return;
+		}
+		showItem(item, id, fresh);
+	}
+
+	function showItem(item, id, fresh) {
+		if (fresh) {
+			state.revealed = false;
+			state.picked = -1;
 		}
 		if (fresh || state.id !== id)
 			state.shownAt = Date.now();
@@ -1035,18 +1050,23 @@
 		return api('/api/qa/' + encodeURIComponent(state.id) + '/' + action, body);
 	}
 
+	/*
+	 * After a decision: the queue and the item to show next are fetched
+	 * at once and shown together (one round trip and one repaint, not two).
+	 */
 	async function refreshAfterWrite(advance) {
-		const next = state.item && state.item.next;
+		const next = advance && state.item && state.item.next ? state.item.next : null;
+		const id = next || state.id;
+		const queue = fetchQueue().catch(function (e) { toast(e.message, true); return null; });
+		const item = id ? fetchItem(id, !!next).catch(function (e) { return e; }) : null;
+		const got = await Promise.all([queue, item]);
 
-		try {
-			await loadQueue();
-		} catch (e) {
-			toast(e.message, true);
-		}
-		if (advance && next)
-			await openItem(next, true);
-		else if (state.id)
-			await openItem(state.id, false);
+		if (got[0])
+			showQueue(got[0]);
+		if (got[1] instanceof Error)
+			toast(got[1].message, true);
+		else if (got[1])
+			showItem(got[1], id, !!next);
 	}
 
 	function setBusy(on) {

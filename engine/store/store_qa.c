@@ -567,7 +567,17 @@ static int count_matches(struct store *st, const struct store_filter *f, int64_t
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	rc = filter_prepare(st, "SELECT count(*) FROM qa", f, "", &s, "counting qas");
+	/*
+	 * A filter on category, sub-task, metric and status only is summed
+	 * from qa_counts (kept exact by triggers; the alias lets the filter's
+	 * qa.* columns name its columns), so the count costs nothing at any
+	 * size; others count the matching rows.
+	 */
+	if (!f || (!f->recording_id && !f->reviewer && !f->not_reviewer))
+		rc = filter_prepare(st, "SELECT coalesce(sum(qa.n), 0) FROM qa_counts AS qa", f, "",
+				    &s, "counting qas");
+	else
+		rc = filter_prepare(st, "SELECT count(*) FROM qa", f, "", &s, "counting qas");
 	if (rc)
 		goto out;
 	if (sqlite3_step(s) != SQLITE_ROW) {
@@ -649,12 +659,24 @@ static int neighbour(struct store *st, const struct store_filter *f, int dir,
 	static const char next_sql[] =
 		" AND (qa.recording_id, qa.t_ns, qa.id) > (:k_rec, :k_t, :k_id)"
 		QA_ORDER " LIMIT 1";
+	/*
+	 * Inside one recording (the filter names the QA's own): the same order
+	 * without the constant recording_id, which lets SQLite walk
+	 * qa_status_order instead of sorting every match for one row.
+	 */
+	static const char prev_in_rec_sql[] =
+		" AND (qa.t_ns, qa.id) < (:k_t, :k_id)"
+		" ORDER BY qa.t_ns DESC, qa.id DESC LIMIT 1";
+	static const char next_in_rec_sql[] =
+		" AND (qa.t_ns, qa.id) > (:k_t, :k_id) ORDER BY qa.t_ns, qa.id LIMIT 1";
+	int in_rec = f && f->recording_id && !strcmp(f->recording_id, rec);
 	sqlite3_stmt *s = NULL;
 	char *found = NULL;
 	int rc, step;
 
-	rc = filter_prepare(st, "SELECT qa.id FROM qa", f, dir < 0 ? prev_sql : next_sql, &s,
-			    "finding neighbours");
+	rc = filter_prepare(st, "SELECT qa.id FROM qa", f,
+			    in_rec ? (dir < 0 ? prev_in_rec_sql : next_in_rec_sql)
+				   : (dir < 0 ? prev_sql : next_sql), &s, "finding neighbours");
 	if (rc)
 		goto out;
 	if (store__bind_text(s, ":k_rec", rec) || store__bind_i64(s, ":k_t", t) ||
