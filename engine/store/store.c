@@ -116,9 +116,9 @@ static const char *const store_migrations[] = {
 	 * 1 -> 2: each reviewer's verdict counts (docs/review.md, Decisions).
 	 * qa is rebuilt (the documented create-copy-drop-rename; foreign keys
 	 * are off while migrations run) so that its status may be 'conflict';
-	 * reviews get the adjudication flag; qa_counts holds the per-group
-	 * status counts, kept exact by triggers, so the review queue does not
-	 * scan the table; qa_status_order serves a status filter in review
+	 * reviews get the adjudication flag; qa_counts holds the counts per
+	 * recording, group and status, kept exact by triggers, so the review
+	 * queue does not scan the table; qa_status_order serves a status filter in review
 	 * order. The step then applies the review policy to the reviews
 	 * already stored (store_migrate), so a store whose later reviewer
 	 * overwrote an earlier one's status now shows the conflict.
@@ -159,27 +159,31 @@ static const char *const store_migrations[] = {
 	"ALTER TABLE reviews ADD COLUMN adjudication INTEGER NOT NULL DEFAULT 0"
 	" CHECK (adjudication IN (0, 1));"
 	"CREATE TABLE qa_counts ("
+	" recording_id TEXT NOT NULL,"
 	" category TEXT NOT NULL,"
 	" subtask TEXT NOT NULL,"
 	" metric TEXT NOT NULL,"
 	" status TEXT NOT NULL,"
 	" n INTEGER NOT NULL,"
-	" PRIMARY KEY (category, subtask, metric, status)) WITHOUT ROWID;"
-	"INSERT INTO qa_counts SELECT category, subtask, metric, status, count(*)"
-	" FROM qa GROUP BY 1, 2, 3, 4;"
+	" PRIMARY KEY (recording_id, category, subtask, metric, status)) WITHOUT ROWID;"
+	"INSERT INTO qa_counts SELECT recording_id, category, subtask, metric, status, count(*)"
+	" FROM qa GROUP BY 1, 2, 3, 4, 5;"
 	"CREATE TRIGGER qa_counts_insert AFTER INSERT ON qa BEGIN"
-	" INSERT INTO qa_counts VALUES (new.category, new.subtask, new.metric,"
-	" new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	" INSERT INTO qa_counts VALUES (new.recording_id, new.category, new.subtask,"
+	" new.metric, new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1; END;"
 	"CREATE TRIGGER qa_counts_delete AFTER DELETE ON qa BEGIN"
-	" UPDATE qa_counts SET n = n - 1 WHERE category = old.category"
-	" AND subtask = old.subtask AND metric = old.metric AND status = old.status; END;"
-	"CREATE TRIGGER qa_counts_update AFTER UPDATE OF category, subtask, metric, status"
-	" ON qa WHEN old.category IS NOT new.category OR old.subtask IS NOT new.subtask"
+	" UPDATE qa_counts SET n = n - 1 WHERE recording_id = old.recording_id"
+	" AND category = old.category AND subtask = old.subtask AND metric = old.metric"
+	" AND status = old.status; END;"
+	"CREATE TRIGGER qa_counts_update AFTER UPDATE OF recording_id, category, subtask,"
+	" metric, status ON qa WHEN old.recording_id IS NOT new.recording_id"
+	" OR old.category IS NOT new.category OR old.subtask IS NOT new.subtask"
 	" OR old.metric IS NOT new.metric OR old.status IS NOT new.status BEGIN"
-	" UPDATE qa_counts SET n = n - 1 WHERE category = old.category"
-	" AND subtask = old.subtask AND metric = old.metric AND status = old.status;"
-	" INSERT INTO qa_counts VALUES (new.category, new.subtask, new.metric,"
-	" new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1; END;",
+	" UPDATE qa_counts SET n = n - 1 WHERE recording_id = old.recording_id"
+	" AND category = old.category AND subtask = old.subtask AND metric = old.metric"
+	" AND status = old.status;"
+	" INSERT INTO qa_counts VALUES (new.recording_id, new.category, new.subtask,"
+	" new.metric, new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1; END;",
 };
 
 _Static_assert(ARRAY_SIZE(store_migrations) == STORE_SCHEMA_VERSION,

@@ -568,12 +568,12 @@ static int count_matches(struct store *st, const struct store_filter *f, int64_t
 	int rc;
 
 	/*
-	 * A filter on category, sub-task, metric and status only is summed
-	 * from qa_counts (kept exact by triggers; the alias lets the filter's
-	 * qa.* columns name its columns), so the count costs nothing at any
-	 * size; others count the matching rows.
+	 * A filter on recording, category, sub-task, metric and status only
+	 * is summed from qa_counts (kept exact by triggers; the alias lets the
+	 * filter's qa.* columns name its columns), so the count costs nothing
+	 * at any size; a filter by reviewer counts the matching rows.
 	 */
-	if (!f || (!f->recording_id && !f->reviewer && !f->not_reviewer))
+	if (!f || (!f->reviewer && !f->not_reviewer))
 		rc = filter_prepare(st, "SELECT coalesce(sum(qa.n), 0) FROM qa_counts AS qa", f, "",
 				    &s, "counting qas");
 	else

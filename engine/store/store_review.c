@@ -370,8 +370,9 @@ int store_review_counts(struct store *st, cJSON **out)
 		rc = store__oom(st);
 		goto out;
 	}
-	rc = store__db_prepare(st, "SELECT category, subtask, metric, status, n FROM qa_counts"
-			" WHERE n > 0 ORDER BY 1, 2, 3, 4", &s, "reading the counts");
+	rc = store__db_prepare(st, "SELECT category, subtask, metric, status, sum(n) FROM qa_counts"
+			" GROUP BY 1, 2, 3, 4 HAVING sum(n) > 0 ORDER BY 1, 2, 3, 4", &s,
+			"reading the counts");
 	if (rc)
 		goto out;
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {

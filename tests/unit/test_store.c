@@ -747,6 +747,20 @@ static void status_is(struct store *st, const char *id, const char *status, cons
 	cJSON_Delete(q);
 }
 
+/* One integer from the sqlite3 shell (an independent reader of the file). */
+static long long shell_int(const char *path, const char *sql)
+{
+	char cmd[2048], line[64] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 -readonly '%s' \"%s\"", path, sql);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_int_equal(pclose(p), 0);
+	return strtoll(line, NULL, 10);
+}
+
 /* store_review_counts() equals the counts of store_stats() and a GROUP BY of the shell. */
 static void counts_agree(struct store *st, const char *path)
 {
@@ -784,6 +798,14 @@ static void counts_agree(struct store *st, const char *path)
 	}
 	assert_int_equal(pclose(p), 0);
 	assert_true(rows > 0);
+	/* and qa_counts itself, per recording, equals a GROUP BY of qa */
+	assert_int_equal(shell_int(path, "SELECT (SELECT group_concat(x, ',') FROM (SELECT"
+				   " recording_id || '|' || category || '|' || subtask || '|' || metric"
+				   " || '|' || status || ':' || count(*) AS x FROM qa GROUP BY"
+				   " recording_id, category, subtask, metric, status ORDER BY 1)) IS"
+				   " (SELECT group_concat(x, ',') FROM (SELECT recording_id || '|' ||"
+				   " category || '|' || subtask || '|' || metric || '|' || status || ':'"
+				   " || n AS x FROM qa_counts WHERE n > 0 ORDER BY 1))"), 1);
 	cJSON_Delete(c);
 	cJSON_Delete(stats);
 }
