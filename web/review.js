@@ -172,8 +172,11 @@
 	/* ======================= Queue ======================= */
 
 	function fillSelect(sel, values, labels) {
-		const keep = sel.value;
+		const keep = sel.value, key = JSON.stringify([values, labels || null]);
 
+		if (sel.dataset.filled === key)
+			return; /* the same choices: leave the element alone (no relayout) */
+		sel.dataset.filled = key;
 		while (sel.options.length > 1)
 			sel.remove(1);
 		values.forEach(function (v) {
