@@ -115,9 +115,19 @@ expect_match '^approved\|1\|lead$' \
 expect_status 0 "show after adjudication" "$PROXIMA" review show $C1 --db "$DB"
 expect_match '^adjudged: +approve by lead$' "$OUT" "show names the adjudication"
 
-# ---- stats see what was written: 2 fixture reviews + 7 above + 3 here
+# export follows the derived status: a conflict stays out until it is settled
+C2=c000000000000001
+"$PROXIMA" review approve $C2 --db "$DB" --reviewer ana >/dev/null
+"$PROXIMA" review reject $C2 --db "$DB" --reviewer bob --reason "no" >/dev/null
+expect_status 0 "export the reviewed set" "$PROXIMA" export --db "$DB" --format jsonl -o "$TMP/exp"
+expect_match "\"$C1\"" "$(cat "$TMP/exp/records.jsonl")" "export holds the adjudicated item"
+if grep -q "\"$C2\"" "$TMP/exp/records.jsonl"; then not_ok "export leaves the conflict out"; else ok "export leaves the conflict out"; fi
+expect_status 0 "export the conflicts" "$PROXIMA" export --db "$DB" --format jsonl -o "$TMP/exp2" --status conflict
+expect_match "^1\$" "$(grep -c '"id"' "$TMP/exp2/records.jsonl")" "--status conflict exports the one conflict"
+
+# ---- stats see what was written: 2 fixture reviews + 7 above + 5 here
 expect_status 0 "stats" "$PROXIMA" stats --db "$DB"
-expect_match '^reviews: 12,' "$OUT" "stats count every review"
+expect_match '^reviews: 14,' "$OUT" "stats count every review"
 
 # ---- serve: --port 0 prints a free port; SIGTERM stops it
 "$PROXIMA" review serve --db "$DB" --port 0 --reviewer erin >"$TMP/serve.log" 2>&1 &
