@@ -11,6 +11,11 @@ mkdir -p "$TMP/fx"
 	{ not_ok "the fixture store is built"; cat "$TMP/fx.err"; done_testing; exit 0; }
 DB="$TMP/fx/r.db"
 q() { sqlite3 -batch -noheader "$DB" "$1"; }
+# the serve checks talk HTTP with the curl program, which a plain Debian 12
+# does not have (build-essential brings only the library's dependencies)
+command -v curl >/dev/null 2>&1 || sh scripts/setup.sh curl >"$TMP/setup.log" 2>&1
+if command -v curl >/dev/null 2>&1; then ok "curl is installed"; else
+	not_ok "curl is installed"; sed 's/^/# /' "$TMP/setup.log"; fi
 
 # ---- usage
 expect_status 2 "no subcommand is a usage error" "$PROXIMA" review
