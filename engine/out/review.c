@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The review server: libmicrohttpd on one internal thread, the embedded
- * page from web/, a JSON API over the store and the recordings' videos
- * with Range support. The contract and the security model are in
+ * The review server: libmicrohttpd on a pool of threads with a watchdog
+ * for slow clients, the embedded page from web/, a JSON API over the
+ * store and the recordings' videos with Range support. The contract and the security model are in
  * review.h; docs/review.md lists the routes.
  */
 #include "review.h"
