@@ -447,6 +447,14 @@
 		function mark(x, y, r) {
 			taken.push({ x0: x - r, y0: y - r, x1: x + r, y1: y + r });
 		}
+		/* a drawn line is taken too, every 6 px, so no label sits on it */
+		function markLine(ax, ay, bx, by) {
+			const n = Math.min(200, Math.ceil(Math.hypot(bx - ax, by - ay) / 6));
+			let k;
+
+			for (k = 0; k <= n; k++)
+				mark(ax + (bx - ax) * k / Math.max(n, 1), ay + (by - ay) * k / Math.max(n, 1), 3);
+		}
 		function label(x, y, text, cls, gap) {
 			pending.push({ x: x, y: y, text: String(text), cls: cls || 'bev-label', gap: gap || 9 });
 		}
@@ -568,6 +576,8 @@
 			plot.appendChild(svg('polyline', { points: s.path.map(function (p) {
 				return X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1);
 			}).join(' '), 'class': 'bev-path' }));
+			for (i = 0; i + 1 < s.path.length; i++)
+				markLine(X(s.path[i][0]), Y(s.path[i][1]), X(s.path[i + 1][0]), Y(s.path[i + 1][1]));
 		}
 		if (s.legs && s.legs.length) {
 			s.legs.forEach(function (l, k) {
@@ -579,10 +589,8 @@
 				{
 					/* the label is anchored at the leg's middle; the leg's ends are taken */
 					const ax = X(l.start[0]), ay = Y(l.start[1]), bx = X(l.end[0]), by = Y(l.end[1]);
-					let f;
 
-					for (f = 0; f <= 1.0001; f += 0.25)
-						mark(ax + (bx - ax) * f, ay + (by - ay) * f, 3);
+					markLine(ax, ay, bx, by);
 					label((ax + bx) / 2, (ay + by) / 2, (k + 1) + (l.direction ? ' ' + l.direction : ''),
 						'bev-leg-label', 6);
 				}
@@ -603,6 +611,7 @@
 			plot.appendChild(svgTitle(svg('line', { x1: X(o[0]), y1: Y(o[1]),
 				x2: X(o[0] + d[0] / len * reach), y2: Y(o[1] + d[1] / len * reach), 'class': 'bev-gaze' }),
 				'gaze ray'));
+			markLine(X(o[0]), Y(o[1]), X(o[0] + d[0] / len * reach), Y(o[1] + d[1] / len * reach));
 			shown.push('purple: gaze ray');
 		}
 		if (s.chain && s.chain.length) {
@@ -623,7 +632,7 @@
 				plot.appendChild(svg('line', { x1: ax + (bx - ax) / d * r, y1: ay + (by - ay) / d * r,
 					x2: bx - (bx - ax) / d * r, y2: by - (by - ay) / d * r,
 					'class': 'bev-chain-edge', 'marker-end': 'url(#bev-chain-arrow)' }));
-				[0.25, 0.75].forEach(function (f) { mark(ax + (bx - ax) * f, ay + (by - ay) * f, 3); });
+				markLine(ax, ay, bx, by);
 				if (letters[i] !== undefined && letters[i] !== null)
 					label((ax + bx) / 2, (ay + by) / 2, String(letters[i]), 'bev-chain-letter', 4);
 			}
@@ -674,8 +683,7 @@
 			if (s.cam.heading !== null) {
 				const h = s.cam.heading * Math.PI / 180;
 
-				mark(cx + Math.cos(h) * 18, cy - Math.sin(h) * 18, 7);
-				mark(cx + Math.cos(h) * 34, cy - Math.sin(h) * 34, 6);
+				markLine(cx, cy, cx + Math.cos(h) * 36, cy - Math.sin(h) * 36);
 			}
 			shown.unshift('blue: camera at T and its heading');
 		}

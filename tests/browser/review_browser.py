@@ -33,7 +33,9 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 Q_HEAD = 'a000000000000001'
+Q_NAV = 'a000000000000002'
 Q_GAZE = 'a000000000000003'
+Q_CHAIN = 'a000000000000004'
 Q_XSS = 'a000000000000005'
 XSS = '<script>alert(1)</script>'
 WAIT = 15
@@ -142,10 +144,62 @@ def run(d, url, video, advance):
     li = text(d, '#queue-list li[data-id="%s"] .q' % Q_XSS) or ''
     check(XSS in li, 'the queue shows the question as text', li)
 
+    # 2b. bird's-eye labels: none overlaps another (boxes measured by the browser)
+    overlap_js = """
+        var t = Array.from(document.querySelectorAll('#bev-svg text.bev-label, #bev-svg text.bev-leg-label,'
+            + ' #bev-svg text.bev-chain-letter')).map(function (e) { return e.getBBox(); });
+        var m = Array.from(document.querySelectorAll('#bev-svg circle, #bev-svg path.bev-target,'
+            + ' #bev-svg rect.bev-ref')).map(function (e) { return e.getBBox(); });
+        function hit(a, b) {
+            return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+        }
+        var segs = [];
+        document.querySelectorAll('#bev-svg line.bev-leg, #bev-svg line.bev-chain-edge,'
+            + ' #bev-svg line.bev-gaze, #bev-svg line.bev-heading').forEach(function (l) {
+            segs.push(['x1', 'y1', 'x2', 'y2'].map(function (k) { return +l.getAttribute(k); }));
+        });
+        document.querySelectorAll('#bev-svg polyline.bev-path').forEach(function (pl) {
+            var p = pl.getAttribute('points').trim().split(/\s+/).map(function (xy) { return xy.split(',').map(Number); });
+            for (var k = 0; k + 1 < p.length; k++)
+                segs.push([p[k][0], p[k][1], p[k + 1][0], p[k + 1][1]]);
+        });
+        /* Liang-Barsky: does segment s cross box b (shrunk by 1 px)? */
+        function cuts(sg, b) {
+            var x0 = b.x + 1, y0 = b.y + 1, x1 = b.x + b.width - 1, y1 = b.y + b.height - 1;
+            var dx = sg[2] - sg[0], dy = sg[3] - sg[1], t0 = 0, t1 = 1;
+            var ps = [-dx, dx, -dy, dy], qs = [sg[0] - x0, x1 - sg[0], sg[1] - y0, y1 - sg[1]];
+            for (var k = 0; k < 4; k++) {
+                if (ps[k] === 0) { if (qs[k] < 0) return false; continue; }
+                var r = qs[k] / ps[k];
+                if (ps[k] < 0) t0 = Math.max(t0, r); else t1 = Math.min(t1, r);
+                if (t0 > t1) return false;
+            }
+            return true;
+        }
+        var bad = 0, i, j;
+        for (i = 0; i < t.length; i++) {
+            for (j = i + 1; j < t.length; j++)
+                if (hit(t[i], t[j]))
+                    bad++;
+            for (j = 0; j < m.length; j++)
+                if (hit(t[i], m[j]))
+                    bad++;
+            for (j = 0; j < segs.length; j++)
+                if (cuts(segs[j], t[i]))
+                    bad++;
+        }
+        return [t.length, bad];"""
+    for qa_id, want in ((Q_NAV, 3), (Q_CHAIN, 2)):
+        go(d, qa_id)
+        item_shown(d, qa_id)
+        n, bad = js(d, overlap_js)
+        check(n == want and bad == 0, "bird's-eye labels of %s overlap no label, mark or line" % qa_id,
+              '%d labels, %d overlaps' % (n, bad))
+
     # 3. blind mode: no key until the answer; the answer is stored, then the key shows
     press(d, 'b')
     check(wait_for(d, "document.querySelector('#blind-state').classList.contains('on')"), 'b turns blind mode on')
-    check(item_shown(d, Q_XSS, True), 'blind: the item reloads without its key')
+    check(item_shown(d, Q_CHAIN, True), 'blind: the item reloads without its key')
     go(d, Q_HEAD)
     check(item_shown(d, Q_HEAD, True), 'blind: the next item opens blind')
     check(js(d, "return document.querySelector('#options li.key') === null;"), 'blind: the key is hidden')
