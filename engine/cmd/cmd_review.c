@@ -226,7 +226,9 @@ static void warn_off_loopback(const struct review_server *srv, const char *bind)
 		"machine on port %d can connect", bind, review_server_port(srv));
 	fprintf(stderr, "  a browser gets in only through the access link below (it holds a "
 		"secret: share it like a password); the server answers to the Host names "
-		"localhost, 127.0.0.1, ::1, %s", bind);
+		"localhost, 127.0.0.1, ::1");
+	if (strcmp(bind, "0.0.0.0") && strcmp(bind, "::"))
+		fprintf(stderr, ", %s", bind);
 	for (i = 0; i < n; i++)
 		fprintf(stderr, ", %s", hosts[i]);
 	fprintf(stderr, " (add more with --allow-host NAME); the traffic is plain HTTP, "

@@ -1484,7 +1484,9 @@ static int host_add(struct review_server *s, const char *name)
 	char **h;
 	size_t i;
 
-	if (!name || !*name)
+	/* the loopback names and the bound address are answered anyway */
+	if (!name || !*name || !strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") ||
+	    !strcmp(name, "::1") || !strcasecmp(name, s->bind))
 		return 0;
 	for (i = 0; i < s->n_hosts; i++)
 		if (!strcasecmp(s->hosts[i], name))
