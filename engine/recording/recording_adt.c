@@ -314,6 +314,13 @@ static int need_file(const char *dir, const char *name)
 	return err_set(ENG_ENOENT, "%s: missing required file '%s'", dir, name);
 }
 
+bool recording__detect_adt(const char *path)
+{
+	return recording__is_file(path, "scene_objects.csv") ||
+	       recording__is_file(path, "instances.json") ||
+	       recording__is_file(path, "aria_trajectory.csv");
+}
+
 int recording__load_adt(const char *path, struct recording *rec)
 {
 	struct adt_box *b = NULL;

@@ -510,6 +510,17 @@ out:
 	return rc;
 }
 
+bool recording__detect_egoexo(const char *path)
+{
+	if (recording__is_file(path, "take.json") || recording__is_file(path, "takes.json") ||
+	    recording__is_file(path, "keystep.json"))
+		return true;
+	/* an Ego-Exo4D download: <root>/takes/<take_name>/ with <root>/takes.json */
+	return recording__is_file(path, "trajectory/closed_loop_trajectory.csv") &&
+	       (recording__is_file(path, "../../takes.json") ||
+		recording__is_file(path, "../takes.json"));
+}
+
 int recording__load_egoexo(const char *path, struct recording *rec)
 {
 	struct take tk;

@@ -618,6 +618,13 @@ out:
 	return rc;
 }
 
+bool recording__detect_mps(const char *path)
+{
+	return recording__is_file(path, "slam/closed_loop_trajectory.csv") ||
+	       recording__is_file(path, "trajectory/closed_loop_trajectory.csv") ||
+	       recording__is_file(path, "closed_loop_trajectory.csv");
+}
+
 int recording__load_mps(const char *path, struct recording *rec)
 {
 	bool rotated = false;
