@@ -34,6 +34,24 @@ char *recording__path(const char *dir, const char *name)
 	return buf_detach(&b);
 }
 
+int recording__attach_video(const char *path, struct recording *rec,
+			    const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!recording__is_file(path, names[i]))
+			continue;
+		rec->video.path = strdup(names[i]);
+		if (!rec->video.path)
+			return ENG_ENOMEM;
+		rec->video.t0_ns = rec->ntraj ? rec->traj[0].t_ns : 0;
+		rec->video.fps = 0;
+		return 0;
+	}
+	return 0;
+}
+
 int recording__reserve(void *parr, size_t *cap, size_t n, size_t size)
 {
 	void *arr, *p;
@@ -193,6 +211,7 @@ void recording_free(struct recording *rec)
 	}
 	free(rec->actions);
 	free(rec->video.path);
+	free(rec->video.frame_ns);
 	free(rec->warnings);
 	for (i = 0; i < ARRAY_SIZE(rec->info_own); i++)
 		free(rec->info_own[i]);

@@ -79,11 +79,17 @@ struct rec_camera {
 	float fov_deg;       /* fisheye: full field of view across the circle */
 };
 
-/* Optional video of the recording. */
+/*
+ * Optional video of the recording (engine/recording/video.h reads it): a
+ * container file (MP4, WebM, ...) or a VRS file whose RGB stream 214-1
+ * carries its own frame times.
+ */
 struct rec_video {
 	char *path;       /* relative to the recording folder (NULL when none) */
 	int64_t t0_ns;    /* device time of the first frame (default: recording start) */
 	double fps;       /* 0 when the source does not say */
+	int64_t *frame_ns; /* device time of frame i, or NULL: then t0_ns + pts */
+	size_t nframe_ns;  /* entries in frame_ns */
 };
 
 /*
@@ -242,6 +248,15 @@ int recording__load_egoexo(const char *path, struct recording *rec);
  * is then unchanged).
  */
 int recording__reserve(void *parr, size_t *cap, size_t n, size_t size);
+
+/*
+ * Attaches the first existing file of names[] (relative to path) as the
+ * recording's video (an Aria VRS file: video.h reads its RGB stream and
+ * its frame times). Nothing happens when none exists. Returns 0 or
+ * ENG_ENOMEM.
+ */
+int recording__attach_video(const char *path, struct recording *rec,
+			    const char *const *names, size_t n);
 
 /* "dir/name" into a new string, or NULL when out of memory. */
 char *recording__path(const char *dir, const char *name);
