@@ -31,7 +31,7 @@ static const char frames_usage[] =
 	"files into DIR, from its video: a native recording's video file, the Aria\n"
 	"RGB stream of an ADT or Aria VRS file (turned upright), or an Ego-Exo4D\n"
 	"take's RGB MP4 (its frames mapped to device time through timesync.csv).\n"
-	"Each time gets the nearest frame (a tie: the earlier one); a time before\n"
+	"Each time gets the nearest frame (a tie: the later one); a time before\n"
 	"the first frame gets the first frame, one after the last the last frame,\n"
 	"with a warning when it lies more than half a frame outside the video.\n"
 	"\n"

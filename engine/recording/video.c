@@ -279,7 +279,8 @@ static int open_container(struct video *v, const struct rec_video *rv)
 	if (v->width <= 0 || v->height <= 0)
 		return err_set(ENG_EPARSE, "%s: the video stream has no frame size", v->file);
 	r = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
-	v->fps = rv->fps > 0 ? rv->fps : (r.num > 0 && r.den > 0 ? av_q2d(r) : 0);
+	/* the stream's own rate numbers its frames; the recording's only when it has none */
+	v->fps = r.num > 0 && r.den > 0 ? av_q2d(r) : rv->fps > 0 ? rv->fps : 0;
 	v->t0_ns = rv->t0_ns;
 	if (rv->frame_ns && rv->nframe_ns) {
 		v->table = malloc(rv->nframe_ns * sizeof(*v->table));
@@ -456,7 +457,7 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 			}
 		}
 		while (!rc && r < n && t >= q[r].t) {
-			bool use_prev = have_prev && q[r].t - prev_t <= t - q[r].t;
+			bool use_prev = have_prev && q[r].t - prev_t < t - q[r].t;
 
 			rc = serve_frame(v, use_prev ? prev : cur, width, &q[r], paths, shots, &c);
 			r++;
@@ -489,7 +490,7 @@ out:
 
 /* ======================= VRS sources ======================= */
 
-/* The frame nearest to t (a tie: the earlier one). */
+/* The frame nearest to t (a tie: the later one). */
 static size_t vrs_nearest(const struct vrs_file *f, int64_t t)
 {
 	size_t lo = 0, hi = vrs_frame_count(f);
@@ -504,7 +505,7 @@ static size_t vrs_nearest(const struct vrs_file *f, int64_t t)
 	}
 	if (lo == vrs_frame_count(f))
 		return lo - 1;
-	if (lo > 0 && t - vrs_frame(f, lo - 1)->t_ns <= vrs_frame(f, lo)->t_ns - t)
+	if (lo > 0 && t - vrs_frame(f, lo - 1)->t_ns < vrs_frame(f, lo)->t_ns - t)
 		return lo - 1;
 	return lo;
 }

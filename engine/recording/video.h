@@ -11,8 +11,8 @@
  * at rec->video.t0_ns + p, or, when the recording gives a per-frame table
  * (rec->video.frame_ns, Ego-Exo4D's timesync), frame_ns[round(p * fps)].
  *
- * Which frame a time gets: the nearest one; a tie goes to the earlier
- * frame. A time before the first frame gets the first frame and a time
+ * Which frame a time gets: the nearest one; a tie goes to the later frame
+ * (the one ffmpeg -ss seeks to). A time before the first frame gets the first frame and a time
  * after the last one the last frame: each result says which frame was
  * written and its time, so callers can tell how far it is.
  *
