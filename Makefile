@@ -61,7 +61,7 @@ STUB_BIN   := $(if $(STUB_SRC),$(BUILD)/tests/llm_stub)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check bench demo clean lint fuzz print-inc
+.PHONY: all deps test check bench demo clean lint fuzz print-inc print-libs
 all: deps $(BUILD)/proxima proxima
 
 deps:
@@ -165,9 +165,13 @@ lint:
 fuzz:
 	@sh tests/fuzz/run.sh
 
-# The include flags of every room, for scripts that compile outside make.
+# The include flags of every room, and the libraries, for scripts that
+# compile outside make (tests/fuzz/run.sh, tests/cli/test_fuzz.sh).
 print-inc:
 	@echo $(I_all)
+
+print-libs:
+	@echo $(LDLIBS)
 
 clean:
 	rm -rf build build-check build-fuzz proxima

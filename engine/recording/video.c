@@ -28,6 +28,14 @@
 /* Seek again when the next time asked for is this far past the frame decoded. */
 #define VIDEO_SEEK_GAP_S 2.0
 
+/* Scaling and JPEG state with its buffers, one per thread. */
+struct enc {
+	struct SwsContext *sws;
+	tjhandle tjc, tjd, tjt;
+	uint8_t *yuv, *rgb, *rot;
+	size_t yuv_cap, rgb_cap, rot_cap;
+};
+
 struct video {
 	char *file;
 	const char *kind;
@@ -48,11 +56,7 @@ struct video {
 	int width, height;             /* upright, full size */
 	double fps;
 	bool rotated;
-	/* encoding state, reused */
-	struct SwsContext *sws;
-	tjhandle tjc, tjd, tjt;
-	uint8_t *yuv, *rgb, *rot;
-	size_t yuv_cap, rgb_cap, rot_cap;
+	struct enc enc;                /* encoding state of the decoding thread */
 };
 
 /* One time asked for, in sorted order. */
@@ -90,6 +94,21 @@ static int grow(uint8_t **p, size_t *cap, size_t n)
 	*p = q;
 	*cap = n;
 	return 0;
+}
+
+static void enc_release(struct enc *es)
+{
+	sws_freeContext(es->sws);
+	if (es->tjc)
+		tjDestroy(es->tjc);
+	if (es->tjd)
+		tjDestroy(es->tjd);
+	if (es->tjt)
+		tjDestroy(es->tjt);
+	free(es->yuv);
+	free(es->rgb);
+	free(es->rot);
+	memset(es, 0, sizeof(*es));
 }
 
 /* The size written for a w x h frame at most `want` wide: aspect kept, height even. */
@@ -134,7 +153,8 @@ static int write_file(const char *path, const uint8_t *b, size_t n)
  * range) to ow x oh and compresses it as a 4:2:0 JPEG into *jpg (a
  * tjAlloc buffer, reused) of *jlen bytes.
  */
-static int encode(struct video *v, const uint8_t *const data[4], const int linesize[4],
+static int encode(const struct video *v, struct enc *es, const uint8_t *const data[4],
+		  const int linesize[4],
 		  enum AVPixelFormat fmt, bool full_range, int w, int h, int ow, int oh,
 		  unsigned char **jpg, unsigned long *jlen)
 {
@@ -144,31 +164,31 @@ static int encode(struct video *v, const uint8_t *const data[4], const int lines
 	const unsigned char *planes[3];
 	int rc;
 
-	rc = grow(&v->yuv, &v->yuv_cap, (size_t)ow * (size_t)oh + 2 * (size_t)cw * (size_t)ch);
+	rc = grow(&es->yuv, &es->yuv_cap, (size_t)ow * (size_t)oh + 2 * (size_t)cw * (size_t)ch);
 	if (rc)
 		return rc;
-	v->sws = sws_getCachedContext(v->sws, w, h, fmt, ow, oh, AV_PIX_FMT_YUVJ420P, SWS_BILINEAR,
+	es->sws = sws_getCachedContext(es->sws, w, h, fmt, ow, oh, AV_PIX_FMT_YUVJ420P, SWS_BILINEAR,
 				      NULL, NULL, NULL);
-	if (!v->sws)
+	if (!es->sws)
 		return err_set(ENG_EINVAL, "%s: cannot convert %dx%d %s frames", v->file, w, h,
 			       av_get_pix_fmt_name(fmt) ? av_get_pix_fmt_name(fmt) : "?");
-	sws_setColorspaceDetails(v->sws, sws_getCoefficients(SWS_CS_DEFAULT), full_range ? 1 : 0,
+	sws_setColorspaceDetails(es->sws, sws_getCoefficients(SWS_CS_DEFAULT), full_range ? 1 : 0,
 				 sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16);
-	dst[0] = v->yuv;
-	dst[1] = v->yuv + (size_t)ow * (size_t)oh;
+	dst[0] = es->yuv;
+	dst[1] = es->yuv + (size_t)ow * (size_t)oh;
 	dst[2] = dst[1] + (size_t)cw * (size_t)ch;
 	dst[3] = NULL;
-	sws_scale(v->sws, data, linesize, 0, h, dst, dls);
+	sws_scale(es->sws, data, linesize, 0, h, dst, dls);
 	planes[0] = dst[0];
 	planes[1] = dst[1];
 	planes[2] = dst[2];
-	if (!v->tjc)
-		v->tjc = tjInitCompress();
-	if (!v->tjc ||
-	    tjCompressFromYUVPlanes(v->tjc, planes, ow, strides, oh, TJSAMP_420, jpg, jlen,
+	if (!es->tjc)
+		es->tjc = tjInitCompress();
+	if (!es->tjc ||
+	    tjCompressFromYUVPlanes(es->tjc, planes, ow, strides, oh, TJSAMP_420, jpg, jlen,
 				    VIDEO_JPEG_QUALITY, 0))
 		return err_set(ENG_EIO, "%s: JPEG compression failed: %s", v->file,
-			       v->tjc ? tjGetErrorStr2(v->tjc) : "no memory");
+			       es->tjc ? tjGetErrorStr2(es->tjc) : "no memory");
 	return 0;
 }
 
@@ -404,8 +424,8 @@ static int serve_frame(struct video *v, const AVFrame *fr, int width, const stru
 			    f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P;
 
 		out_size(fr->width, fr->height, width, &c->w, &c->h);
-		rc = encode(v, (const uint8_t *const *)fr->data, fr->linesize, f, full, fr->width,
-			    fr->height, c->w, c->h, &c->jpg, &c->len);
+		rc = encode(v, &v->enc, (const uint8_t *const *)fr->data, fr->linesize, f, full,
+			    fr->width, fr->height, c->w, c->h, &c->jpg, &c->len);
 		if (rc)
 			return rc;
 		c->pts = pts;
@@ -515,8 +535,8 @@ static size_t vrs_nearest(const struct vrs_file *f, int64_t t)
  * `width` wide into *jpg (tjAlloc'ed): lossless at full width, else a
  * reduced decode, rotation and scaling.
  */
-static int vrs_upright(struct video *v, size_t k, int width, unsigned char **jpg,
-		       unsigned long *jlen, int *ow, int *oh)
+static int vrs_upright(const struct video *v, struct enc *es, size_t k, int width,
+		       unsigned char **jpg, unsigned long *jlen, int *ow, int *oh)
 {
 	uint8_t *src = NULL;
 	size_t n = 0;
@@ -525,12 +545,12 @@ static int vrs_upright(struct video *v, size_t k, int width, unsigned char **jpg
 	rc = vrs_read_jpeg(v->vrs, k, &src, &n);
 	if (rc)
 		return rc;
-	if (!v->tjd)
-		v->tjd = tjInitDecompress();
-	if (!v->tjd || tjDecompressHeader3(v->tjd, src, (unsigned long)n, &sw, &sh, &sub, &cs)) {
+	if (!es->tjd)
+		es->tjd = tjInitDecompress();
+	if (!es->tjd || tjDecompressHeader3(es->tjd, src, (unsigned long)n, &sw, &sh, &sub, &cs)) {
 		rc = err_set(ENG_EPARSE, "%s: frame %zu (record at byte offset %" PRId64 "): bad JPEG: %s",
 			     v->file, k, vrs_frame(v->vrs, k)->offset,
-			     v->tjd ? tjGetErrorStr2(v->tjd) : "no memory");
+			     es->tjd ? tjGetErrorStr2(es->tjd) : "no memory");
 		goto out;
 	}
 	out_size(sh, sw, width, ow, oh); /* upright: the stored height is the width */
@@ -540,15 +560,15 @@ static int vrs_upright(struct video *v, size_t k, int width, unsigned char **jpg
 		memset(&xf, 0, sizeof(xf));
 		xf.op = TJXOP_ROT90;
 		xf.options = TJXOPT_TRIM;
-		if (!v->tjt)
-			v->tjt = tjInitTransform();
-		if (!v->tjt || tjTransform(v->tjt, src, (unsigned long)n, 1, jpg, jlen, &xf, 0)) {
+		if (!es->tjt)
+			es->tjt = tjInitTransform();
+		if (!es->tjt || tjTransform(es->tjt, src, (unsigned long)n, 1, jpg, jlen, &xf, 0)) {
 			rc = err_set(ENG_EPARSE, "%s: frame %zu: cannot rotate: %s", v->file, k,
-				     v->tjt ? tjGetErrorStr2(v->tjt) : "no memory");
+				     es->tjt ? tjGetErrorStr2(es->tjt) : "no memory");
 			goto out;
 		}
 		/* a trimmed edge (sizes not a multiple of the MCU) is what the header says now */
-		rc = tjDecompressHeader3(v->tjd, *jpg, *jlen, ow, oh, &sub, &cs) ? ENG_EPARSE : 0;
+		rc = tjDecompressHeader3(es->tjd, *jpg, *jlen, ow, oh, &sub, &cs) ? ENG_EPARSE : 0;
 		if (rc)
 			err_set(rc, "%s: frame %zu: the rotated JPEG is unreadable", v->file, k);
 		goto out;
@@ -568,60 +588,113 @@ static int vrs_upright(struct video *v, size_t k, int width, unsigned char **jpg
 				dh = h2;
 			}
 		}
-		rc = grow(&v->rgb, &v->rgb_cap, (size_t)dw * (size_t)dh * 3);
-		rc = rc ? rc : grow(&v->rot, &v->rot_cap, (size_t)dw * (size_t)dh * 3);
+		rc = grow(&es->rgb, &es->rgb_cap, (size_t)dw * (size_t)dh * 3);
+		rc = rc ? rc : grow(&es->rot, &es->rot_cap, (size_t)dw * (size_t)dh * 3);
 		if (rc)
 			goto out;
-		if (tjDecompress2(v->tjd, src, (unsigned long)n, v->rgb, dw, dw * 3, dh, TJPF_RGB, 0)) {
+		if (tjDecompress2(es->tjd, src, (unsigned long)n, es->rgb, dw, dw * 3, dh, TJPF_RGB, 0)) {
 			rc = err_set(ENG_EPARSE, "%s: frame %zu (record at byte offset %" PRId64 "): %s",
-				     v->file, k, vrs_frame(v->vrs, k)->offset, tjGetErrorStr2(v->tjd));
+				     v->file, k, vrs_frame(v->vrs, k)->offset, tjGetErrorStr2(es->tjd));
 			goto out;
 		}
 		/* 90 degrees clockwise: upright (x, y) = stored (y, dh - 1 - x) */
 		for (y = 0; y < dw; y++) {
-			uint8_t *row = v->rot + (size_t)y * (size_t)dh * 3;
+			uint8_t *row = es->rot + (size_t)y * (size_t)dh * 3;
 
 			for (x = 0; x < dh; x++)
 				memcpy(row + (size_t)x * 3,
-				       v->rgb + ((size_t)(dh - 1 - x) * (size_t)dw + (size_t)y) * 3, 3);
+				       es->rgb + ((size_t)(dh - 1 - x) * (size_t)dw + (size_t)y) * 3, 3);
 		}
-		data[0] = v->rot;
+		data[0] = es->rot;
 		data[1] = data[2] = data[3] = NULL;
 		ls[0] = dh * 3;
 		ls[1] = ls[2] = ls[3] = 0;
-		rc = encode(v, data, ls, AV_PIX_FMT_RGB24, true, dh, dw, *ow, *oh, jpg, jlen);
+		rc = encode(v, es, data, ls, AV_PIX_FMT_RGB24, true, dh, dw, *ow, *oh, jpg, jlen);
 	}
 out:
 	free(src);
 	return rc;
 }
 
+/* One distinct VRS frame to write, converted by a worker thread. */
+struct vrs_job {
+	size_t frame;
+	unsigned char *jpg;      /* tjAlloc'ed */
+	unsigned long len;
+	int w, h, rc;
+	char msg[512];           /* err_msg() of the worker, when rc */
+};
+
+/* Converts the jobs in parallel (each frame is independent: one JPEG each). */
+static void convert_vrs(const struct video *v, struct vrs_job *jobs, size_t n, int width)
+{
+#pragma omp parallel
+	{
+		struct enc es;
+		long i;
+
+		memset(&es, 0, sizeof(es));
+#pragma omp for schedule(dynamic)
+		for (i = 0; i < (long)n; i++) {
+			struct vrs_job *j = &jobs[i];
+
+			j->rc = vrs_upright(v, &es, j->frame, width, &j->jpg, &j->len, &j->w, &j->h);
+			if (j->rc)
+				snprintf(j->msg, sizeof(j->msg), "%s", err_msg());
+		}
+		enc_release(&es);
+	}
+}
+
+/*
+ * VRS frames: the nearest frame of each time, the distinct ones converted
+ * in parallel chunks, written in the order of the times.
+ */
 static int extract_vrs(struct video *v, const struct req *q, size_t n, int width,
 		       const char *const *paths, struct video_shot *shots)
 {
-	unsigned char *jpg = NULL;
-	unsigned long jlen = 0;
-	size_t r, last = (size_t)-1;
-	int ow = 0, oh = 0, rc = 0;
+	enum { CHUNK = 64 };
+	struct vrs_job jobs[CHUNK];
+	size_t r = 0, i;
+	int rc = 0;
 
-	for (r = 0; !rc && r < n; r++) {
-		size_t k = vrs_nearest(v->vrs, q[r].t);
-		struct video_shot *s = &shots[q[r].idx];
+	while (!rc && r < n) {
+		size_t nj = 0, r0 = r, u;
 
-		if (k != last) {
-			rc = vrs_upright(v, k, width, &jpg, &jlen, &ow, &oh);
+		/* the requests of this chunk: at most CHUNK distinct frames, in time order */
+		for (; r < n; r++) {
+			size_t k = vrs_nearest(v->vrs, q[r].t);
+
+			if (!nj || jobs[nj - 1].frame != k) {
+				if (nj == CHUNK)
+					break;
+				memset(&jobs[nj], 0, sizeof(jobs[nj]));
+				jobs[nj++].frame = k;
+			}
+		}
+		convert_vrs(v, jobs, nj, width);
+		for (i = r0, u = 0; i < r; i++) {
+			size_t k = vrs_nearest(v->vrs, q[i].t);
+			struct video_shot *s = &shots[q[i].idx];
+
+			while (jobs[u].frame != k)
+				u++;
+			if (jobs[u].rc) {
+				rc = err_set(jobs[u].rc, "%s", jobs[u].msg);
+				break;
+			}
+			rc = write_file(paths[q[i].idx], jobs[u].jpg, jobs[u].len);
 			if (rc)
 				break;
-			last = k;
+			s->t_ns = q[i].t;
+			s->frame_ns = vrs_frame(v->vrs, k)->t_ns;
+			s->frame = (long)k;
+			s->width = jobs[u].w;
+			s->height = jobs[u].h;
 		}
-		rc = write_file(paths[q[r].idx], jpg, jlen);
-		s->t_ns = q[r].t;
-		s->frame_ns = vrs_frame(v->vrs, k)->t_ns;
-		s->frame = (long)k;
-		s->width = ow;
-		s->height = oh;
+		for (u = 0; u < nj; u++)
+			tjFree(jobs[u].jpg);
 	}
-	tjFree(jpg);
 	return rc;
 }
 
@@ -722,16 +795,7 @@ void video_close(struct video *v)
 	vrs_close(v->vrs);
 	avcodec_free_context(&v->dec);
 	avformat_close_input(&v->fmt);
-	sws_freeContext(v->sws);
-	if (v->tjc)
-		tjDestroy(v->tjc);
-	if (v->tjd)
-		tjDestroy(v->tjd);
-	if (v->tjt)
-		tjDestroy(v->tjt);
-	free(v->yuv);
-	free(v->rgb);
-	free(v->rot);
+	enc_release(&v->enc);
 	free(v->table);
 	free(v->file);
 	free(v);

@@ -26,8 +26,9 @@
  *
  * Memory: a struct vrs_file is an opaque handle that owns its file
  * descriptor and tables; vrs_close() frees it. Buffers returned through
- * **out are the caller's to free(). A handle is used by one thread at a
- * time.
+ * **out are the caller's to free(). vrs_read_jpeg(), vrs_frame() and the
+ * other getters may run in several threads at once on one handle (they
+ * only read, through pread); opening and closing are one thread's.
  */
 #ifndef VRS_H
 #define VRS_H
