@@ -547,6 +547,7 @@ static int find_rgb_video(const char *path, const char *cam, char **out)
 	if (!dir)
 		return ENG_ENOMEM;
 	d = opendir(dir);
+	/* cppcheck-suppress readdirCalled ; readdir_r is deprecated, and this DIR is this call's own */
 	while (d && (de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		char rel[300];

@@ -592,6 +592,10 @@ static int vrs_upright(const struct video *v, struct enc *es, size_t k, int widt
 		rc = rc ? rc : grow(&es->rot, &es->rot_cap, (size_t)dw * (size_t)dh * 3);
 		if (rc)
 			goto out;
+		if (!es->rgb || !es->rot || dw <= 0 || dh <= 0) {
+			rc = err_set(ENG_EPARSE, "%s: frame %zu has an empty image", v->file, k);
+			goto out;
+		}
 		if (tjDecompress2(es->tjd, src, (unsigned long)n, es->rgb, dw, dw * 3, dh, TJPF_RGB, 0)) {
 			rc = err_set(ENG_EPARSE, "%s: frame %zu (record at byte offset %" PRId64 "): %s",
 				     v->file, k, vrs_frame(v->vrs, k)->offset, tjGetErrorStr2(es->tjd));
