@@ -467,6 +467,10 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 		if (rc || eof)
 			break;
 		pts = cur->best_effort_timestamp != AV_NOPTS_VALUE ? cur->best_effort_timestamp : cur->pts;
+		if (pts == AV_NOPTS_VALUE) { /* a frame without a time cannot be placed */
+			av_frame_unref(cur);
+			continue;
+		}
 		t = dev_time(v, pts);
 		if (!checked) {
 			checked = true;
