@@ -403,41 +403,106 @@ static bool keyframe_ahead(const struct video *v, int64_t cur_pts, int64_t targe
 	return e && e->timestamp > cur_pts;
 }
 
-/* Writes frame fr for request q; enc caches the last frame encoded. */
-struct enc_cache {
-	int64_t pts;            /* frame encoded, AV_NOPTS_VALUE when none */
-	unsigned char *jpg;
-	unsigned long len;
-	int w, h;
+/*
+ * The frames chosen so far and not yet written: decoding is sequential,
+ * but the chosen frames are encoded in parallel, a batch at a time, each
+ * thread with its own scaler and JPEG handle.
+ */
+enum { VIDEO_BATCH = 32 };
+
+struct batch {
+	AVFrame *fr[VIDEO_BATCH];      /* references to the chosen frames */
+	int64_t pts[VIDEO_BATCH];
+	unsigned char *jpg[VIDEO_BATCH]; /* tjAlloc'ed */
+	unsigned long len[VIDEO_BATCH];
+	int w[VIDEO_BATCH], h[VIDEO_BATCH], rc[VIDEO_BATCH];
+	char msg[VIDEO_BATCH][256];     /* err_msg() of a failed worker */
+	size_t n;                       /* frames held */
+	size_t first;                   /* the first request (sorted order) they serve */
+	size_t *slot;                   /* per request: its frame in the batch */
 };
 
-static int serve_frame(struct video *v, const AVFrame *fr, int width, const struct req *q,
-		       const char *const *paths, struct video_shot *shots, struct enc_cache *c)
+static void batch_encode(const struct video *v, struct batch *b, int width)
 {
-	struct video_shot *s = &shots[q->idx];
+#pragma omp parallel
+	{
+		struct enc es;
+		long i;
+
+		memset(&es, 0, sizeof(es));
+#pragma omp for schedule(dynamic)
+		for (i = 0; i < (long)b->n; i++) {
+			const AVFrame *fr = b->fr[i];
+			enum AVPixelFormat f = (enum AVPixelFormat)fr->format;
+			bool full = fr->color_range == AVCOL_RANGE_JPEG || f == AV_PIX_FMT_YUVJ420P ||
+				    f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P;
+
+			out_size(fr->width, fr->height, width, &b->w[i], &b->h[i]);
+			b->rc[i] = encode(v, &es, (const uint8_t *const *)fr->data, fr->linesize, f, full,
+					  fr->width, fr->height, b->w[i], b->h[i], &b->jpg[i], &b->len[i]);
+			if (b->rc[i])
+				snprintf(b->msg[i], sizeof(b->msg[i]), "%s", err_msg());
+		}
+		enc_release(&es);
+	}
+}
+
+/* Encodes the batch and writes the files of requests b->first .. end - 1. */
+static int batch_flush(struct video *v, struct batch *b, const struct req *q, size_t end,
+		       int width, const char *const *paths, struct video_shot *shots)
+{
+	size_t r, i;
+	int rc = 0;
+
+	batch_encode(v, b, width);
+	for (r = b->first; !rc && r < end; r++) {
+		struct video_shot *s = &shots[q[r].idx];
+
+		i = b->slot[r];
+		if (b->rc[i]) {
+			rc = err_set(b->rc[i], "%s", b->msg[i]);
+			break;
+		}
+		rc = write_file(paths[q[r].idx], b->jpg[i], b->len[i]);
+		s->t_ns = q[r].t;
+		s->frame_ns = dev_time(v, b->pts[i]);
+		s->frame = frame_index(v, b->pts[i]);
+		s->width = b->w[i];
+		s->height = b->h[i];
+	}
+	for (i = 0; i < b->n; i++) {
+		av_frame_free(&b->fr[i]);
+		tjFree(b->jpg[i]);
+		b->jpg[i] = NULL;
+		b->rc[i] = 0;
+	}
+	b->n = 0;
+	b->first = end;
+	return rc;
+}
+
+/* Request r (sorted order) gets frame fr: a new batch entry unless it is the last one's. */
+static int serve_frame(struct video *v, struct batch *b, const AVFrame *fr, size_t r,
+		       const struct req *q, int width, const char *const *paths,
+		       struct video_shot *shots)
+{
 	int64_t pts = fr->best_effort_timestamp != AV_NOPTS_VALUE ? fr->best_effort_timestamp : fr->pts;
 	int rc;
 
-	if (c->pts != pts || !c->jpg) {
-		enum AVPixelFormat f = (enum AVPixelFormat)fr->format;
-		bool full = fr->color_range == AVCOL_RANGE_JPEG || f == AV_PIX_FMT_YUVJ420P ||
-			    f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P;
-
-		out_size(fr->width, fr->height, width, &c->w, &c->h);
-		rc = encode(v, &v->enc, (const uint8_t *const *)fr->data, fr->linesize, f, full,
-			    fr->width, fr->height, c->w, c->h, &c->jpg, &c->len);
+	if (b->n && b->pts[b->n - 1] == pts) {
+		b->slot[r] = b->n - 1;
+		return 0;
+	}
+	if (b->n == VIDEO_BATCH) {
+		rc = batch_flush(v, b, q, r, width, paths, shots);
 		if (rc)
 			return rc;
-		c->pts = pts;
 	}
-	rc = write_file(paths[q->idx], c->jpg, c->len);
-	if (rc)
-		return rc;
-	s->t_ns = q->t;
-	s->frame_ns = dev_time(v, pts);
-	s->frame = frame_index(v, pts);
-	s->width = c->w;
-	s->height = c->h;
+	b->fr[b->n] = av_frame_clone(fr);
+	if (!b->fr[b->n])
+		return ENG_ENOMEM;
+	b->pts[b->n] = pts;
+	b->slot[r] = b->n++;
 	return 0;
 }
 
@@ -446,13 +511,18 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 {
 	AVPacket *pkt = av_packet_alloc();
 	AVFrame *cur = av_frame_alloc(), *prev = av_frame_alloc();
-	struct enc_cache c = { AV_NOPTS_VALUE, NULL, 0, 0, 0 };
+	struct batch *b = calloc(1, sizeof(*b));
 	int64_t prev_t = 0, target;
 	bool have_prev = false, eof = false, seeked = false, checked = false;
-	size_t r = 0;
+	size_t r = 0, i;
 	int rc = 0;
 
-	if (!pkt || !cur || !prev) {
+	if (!pkt || !cur || !prev || !b) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	b->slot = malloc(n * sizeof(*b->slot));
+	if (!b->slot) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -483,7 +553,7 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 		while (!rc && r < n && t >= q[r].t) {
 			bool use_prev = have_prev && q[r].t - prev_t < t - q[r].t;
 
-			rc = serve_frame(v, use_prev ? prev : cur, width, &q[r], paths, shots, &c);
+			rc = serve_frame(v, b, use_prev ? prev : cur, r, q, width, paths, shots);
 			r++;
 		}
 		av_frame_unref(prev);
@@ -502,10 +572,19 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 			rc = err_set(ENG_EPARSE, "%s: no frame could be decoded", v->file);
 			break;
 		}
-		rc = serve_frame(v, prev, width, &q[r], paths, shots, &c);
+		rc = serve_frame(v, b, prev, r, q, width, paths, shots);
 	}
+	if (!rc)
+		rc = batch_flush(v, b, q, n, width, paths, shots);
 out:
-	tjFree(c.jpg);
+	if (b) {
+		for (i = 0; i < b->n; i++) {
+			av_frame_free(&b->fr[i]);
+			tjFree(b->jpg[i]);
+		}
+		free(b->slot);
+		free(b);
+	}
 	av_packet_free(&pkt);
 	av_frame_free(&cur);
 	av_frame_free(&prev);
