@@ -8,7 +8,7 @@ CC       ?= cc
 OPT      ?= -O2 -g
 CFLAGS_WARN = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wold-style-definition -Wwrite-strings -Wformat=2 \
-	-Wvla -Wcast-qual -Wpointer-arith -Wundef -fno-common \
+	-Wvla -Wcast-qual -Wpointer-arith -Wundef -Wdouble-promotion -fno-common \
 	-Wno-unused-parameter
 ifeq ($(DEVELOPER),1)
 CFLAGS_WARN += -Werror
@@ -28,7 +28,7 @@ I_tools     = $(I_recording) -Itools -I$(BUILD)/gen
 I_task      = $(I_tools) -Iengine/task
 I_llm       = $(I_base) -Iengine/llm
 I_brain     = $(I_task) -Iengine/llm -Iengine/brain
-I_agent     = $(I_brain) -Iengine/agent
+I_agent     = $(I_brain) -Iengine/store -Iengine/agent
 I_store     = $(I_base) -Iengine/store
 I_synth     = $(I_recording) -Iengine/synth
 I_out       = $(I_recording) -Iengine/store -Iengine/out
@@ -61,7 +61,7 @@ STUB_BIN   := $(if $(STUB_SRC),$(BUILD)/tests/llm_stub)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check bench demo clean lint fuzz print-inc print-libs
+.PHONY: all deps test check bench demo clean lint fuzz print-inc print-libs install man
 all: deps $(BUILD)/proxima proxima
 
 deps:
@@ -144,7 +144,7 @@ test: deps $(BUILD)/proxima $(TEST_BIN) $(STUB_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 check:
-	@$(MAKE) --no-print-directory BUILD=build-check OPT="-O1 -g $(SANFLAGS)" \
+	@$(MAKE) --no-print-directory BUILD=build-check OPT="-O1 -g $(SANFLAGS) -DENG_DEBUG" \
 		LDFLAGS="$(SANFLAGS)" test
 
 bench: deps $(BUILD)/proxima $(BENCH_BIN) $(STUB_BIN)
@@ -164,6 +164,21 @@ lint:
 # libFuzzer targets (clang); FUZZ_SECONDS per target, default 20.
 fuzz:
 	@sh tests/fuzz/run.sh
+
+# The man page, from the commands' --help texts.
+man: $(BUILD)/proxima.1
+$(BUILD)/proxima.1: $(BUILD)/proxima scripts/man.sh
+	sh scripts/man.sh $(BUILD)/proxima $(FULL_VERSION) >$@.tmp && mv $@.tmp $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
+# and the review page's files.
+PREFIX ?= /usr/local
+install: all $(BUILD)/proxima.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/proxima/web
+	install -m 0755 $(BUILD)/proxima $(DESTDIR)$(PREFIX)/bin/proxima
+	install -m 0644 $(BUILD)/proxima.1 $(DESTDIR)$(PREFIX)/share/man/man1/proxima.1
+	install -m 0644 $(wildcard web/*.html web/*.css web/*.js) $(DESTDIR)$(PREFIX)/share/proxima/web/
 
 # The include flags of every room, and the libraries, for scripts that
 # compile outside make (tests/fuzz/run.sh, tests/cli/test_fuzz.sh).

@@ -52,6 +52,8 @@ struct agent_result {
 	double t_brain_s;       /* time spent in the brain */
 	double t_tools_s;       /* time spent in tools */
 	double t_truth_s;       /* time spent recomputing the truth and QC */
+	long prompt_tokens;     /* summed over the brain's replies (0 for the local brain) */
+	long completion_tokens;
 };
 
 /* Releases the result's allocations. Can't fail. */

@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "review", cmd_review, "review generated QAs (web page and CLI)" },
 	{ "export", cmd_export, "export reviewed QAs (EgoProx, JSONL, lmms-eval, ...)" },
 	{ "eval", cmd_eval, "score model answers (EgoProx metrics)" },
+	{ "audit", cmd_audit, "how well solvers that never see the video answer the QAs" },
 	{ "merge", cmd_merge, "merge shard stores into one by QA id" },
 	{ "tool", cmd_tool, "run a native 3D tool" },
 };

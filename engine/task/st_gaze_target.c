@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "rng.h"
 
 #define GAZE_TOL_NS 100000000LL /* the gaze sample drawn: nearest within 100 ms */
 
@@ -63,32 +64,33 @@ static bool visible_at_t(const struct build *b, long i)
 	return false;
 }
 
-/* The visible object whose relation to the target is clearest, or -1. */
-static long clearest_reference(struct build *b)
+/*
+ * A visible object whose relation to the target is clear of every margin,
+ * chosen uniformly (seeded by T and the target) rather than the clearest
+ * one: distractor references are drawn uniformly from the objects visible
+ * at T, and a key that always named the "best" reference would stand out.
+ * Returns -1 when none is clear.
+ */
+static long random_reference(struct build *b)
 {
-	double best = -1;
-	long ri = -1;
-	size_t i;
+	long clear[TRUTH_MAX_OBJECTS];
+	uint64_t h = rng_mix64((uint64_t)b->t ^ ((uint64_t)b->target << 40));
+	size_t i, n = 0;
 
-	for (i = 0; i < b->vis.nvisible && i < 50; i++) {
+	for (i = 0; i < b->vis.nvisible && i < 50 && n < TRUTH_MAX_OBJECTS; i++) {
 		long k = (long)b->vis.visible[i].obj;
 		struct spatial_result r;
 		char name[ANS_NAME_MAX];
-		double m;
 
 		if (k == b->target || truth__structural(b->rec, k))
 			continue;
-		if (truth__name(b->rec, k, name, sizeof(name)))
+		if (truth__name(b->rec, k, name, sizeof(name)) || ans_name_equal(name, b->target_name))
 			continue;
-		if (truth__spatial(b, b->target, false, 0, k, NULL, &r))
+		if (truth__spatial(b, b->target, false, 0, k, NULL, &r) || r.rel.ambiguous)
 			continue;
-		m = r.rel.ambiguous ? -1 : truth__rounded(r.rel.side_margin_deg, 2);
-		if (m > best) {
-			best = m;
-			ri = k;
-		}
+		clear[n++] = k;
 	}
-	return ri;
+	return n ? clear[rng_below(&h, n)] : -1;
 }
 
 static enum ans_rel rel_of(enum spatial_label l)
@@ -114,8 +116,8 @@ static int gaze_relative(struct build *b)
 	if (rc)
 		return rc;
 	/* the reference is the brain's, if it is visible at T, else the engine's */
-	if (ri < 0 || !visible_at_t(b, ri))
-		ri = clearest_reference(b);
+	if (ri == b->target || ri < 0 || !visible_at_t(b, ri))
+		ri = random_reference(b);
 	if (ri < 0)
 		return truth__reject(b, "no_reference",
 				     "no visible reference object with a clear relation at T");
@@ -207,4 +209,24 @@ int plan__gaze_target(const struct plan_in *in, struct plan_out *out)
 		snprintf(out->reference, sizeof(out->reference), "%s", id ? id : "");
 	}
 	return plan__object_question(in, out);
+}
+
+int prior__gaze_target(struct build *b, const struct clip_cand *c, struct answer *out)
+{
+	char name[ANS_NAME_MAX];
+
+	/* the candidates a truth would refuse are no key, so no part of the prior */
+	if (c->target < 0 || truth__structural(b->rec, c->target))
+		return 1;
+	if (!isfinite(c->yaw_deg) || truth__name(b->rec, c->target, name, sizeof(name)))
+		return 1;
+	ans_set_text(out->object, sizeof(out->object), name);
+	if (b->metric == METRIC_APPROX) {
+		out->yaw_deg = c->yaw_deg;
+		return 0;
+	}
+	/* the relation and the reference are drawn by the design */
+	out->rel = b->ans.rel;
+	ans_set_text(out->ref, sizeof(out->ref), b->ans.ref);
+	return 0;
 }

@@ -73,4 +73,13 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 		const struct truth_params *p, struct truth *out, char *code,
 		size_t code_size);
 
+/*
+ * Moves the key of a multiple-choice QA to option `pos` by swapping it with
+ * the option there (in options_json, qc_json's copies, answer_index and
+ * answer_letter), so that a run can spread keys evenly over the letters of
+ * each group. Chains and positions out of range are left as they are.
+ * Returns 0, ENG_EPARSE (the stored JSON is not the engine's) or ENG_ENOMEM.
+ */
+int truth_place_key(struct truth *t, int pos);
+
 #endif /* TRUTH_H */
