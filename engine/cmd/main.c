@@ -11,6 +11,7 @@
 static const struct command commands[] = {
 	{ "synth", cmd_synth, "write a synthetic recording" },
 	{ "inspect", cmd_inspect, "describe a recording folder" },
+	{ "frames", cmd_frames, "write the frames of a recording at device times (JPEG)" },
 	{ "generate", cmd_generate, "generate QAs from recordings into a store" },
 	{ "regenerate", cmd_regenerate, "replace the unreviewed QAs of one category" },
 	{ "stats", cmd_stats, "counts and QC figures of a store" },

@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Exports of reviewed QA sets (EgoProx, JSONL, lmms-eval, VLMEvalKit,
- * Label Studio, LLaVA) with a manifest, and frame extraction through
- * ffmpeg run with an argument vector (posix_spawnp, never a shell).
+ * Label Studio, LLaVA) with a manifest, and the clip frames written in
+ * one pass over each recording's video (engine/recording/video.h).
  */
 #include "export.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,8 +23,7 @@
 #include "err.h"
 #include "recording.h"
 #include "store.h"
-
-extern char **environ;
+#include "video.h"
 
 /* ============================== Formats ============================== */
 
@@ -356,121 +352,27 @@ static void now_iso(char *out, size_t size)
 	snprintf(out, size, "%s.%03dZ", b, (int)(ts.tv_nsec / 1000000));
 }
 
-/* ============================== ffmpeg ============================== */
-
-/*
- * Extracts the frame at t_s seconds of `video` into out_path as JPEG (at
- * most 640 px wide, EgoProx's frame width) by running ffmpeg with an
- * argument vector. Its stderr is read through a pipe; the first line goes
- * into the error message.
- */
-static int ffmpeg_frame(const char *prog, const char *video, double t_s,
-			const char *out_path)
-{
-	const char *args[] = { prog, "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-			       "-ss", NULL, "-i", video, "-frames:v", "1",
-			       "-vf", "scale='min(640,iw)':-2", "-q:v", "2", out_path };
-	char ts[32], store[3 * PATH_MAX], msg[512] = "";
-	char *argv[ARRAY_SIZE(args) + 1];
-	size_t i, used = 0, mlen = 0;
-	posix_spawn_file_actions_t fa;
-	int pfd[2] = { -1, -1 }, status = 0, rc = 0, e, fa_ok = 0;
-	pid_t pid = -1;
-	struct stat sb;
-
-	snprintf(ts, sizeof(ts), "%.6f", t_s);
-	args[7] = ts;
-	for (i = 0; i < ARRAY_SIZE(args); i++) {
-		size_t n = strlen(args[i]) + 1;
-
-		if (used + n > sizeof(store))
-			return err_set(ENG_EINVAL, "'%s': path too long", video);
-		memcpy(store + used, args[i], n);
-		argv[i] = store + used;
-		used += n;
-	}
-	argv[ARRAY_SIZE(args)] = NULL;
-	unlink(out_path);
-	if (pipe(pfd)) {
-		e = errno;
-		return err_set(ENG_EIO, "pipe: %s", strerror(e));
-	}
-	if (posix_spawn_file_actions_init(&fa)) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	fa_ok = 1;
-	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
-	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
-	    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2) ||
-	    posix_spawn_file_actions_addclose(&fa, pfd[0]) ||
-	    posix_spawn_file_actions_addclose(&fa, pfd[1])) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	e = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
-	if (e) {
-		pid = -1;
-		rc = err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO,
-			     "cannot run '%s': %s (install ffmpeg, or export without --frames)",
-			     prog, strerror(e));
-		goto out;
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	for (;;) {
-		char b[256];
-		ssize_t n = read(pfd[0], b, sizeof(b));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (mlen + 1 < sizeof(msg)) {
-			size_t k = (size_t)n < sizeof(msg) - 1 - mlen ? (size_t)n : sizeof(msg) - 1 - mlen;
-
-			memcpy(msg + mlen, b, k);
-			mlen += k;
-			msg[mlen] = '\0';
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			e = errno;
-			rc = err_set(ENG_EIO, "waitpid: %s", strerror(e));
-			goto out;
-		}
-	}
-	pid = -1;
-	msg[strcspn(msg, "\r\n")] = '\0';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		rc = err_set(ENG_ENOENT, "cannot run '%s' (install ffmpeg, or export without --frames)",
-			     prog);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		rc = err_set(ENG_EIO, "ffmpeg failed (status %d)%s%s", WIFEXITED(status) ?
-			     WEXITSTATUS(status) : -1, *msg ? ": " : "", msg);
-	} else if (stat(out_path, &sb) || sb.st_size == 0) {
-		rc = err_set(ENG_EIO, "ffmpeg wrote no frame (time past the end of the video?)%s%s",
-			     *msg ? ": " : "", msg);
-	}
-out:
-	if (fa_ok)
-		posix_spawn_file_actions_destroy(&fa);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	return rc;
-}
-
 /* ============================== The exporter ============================== */
 
-/* The video of the recording last looked up. */
+/* A frame waiting to be written by the one pass over its recording's video. */
+struct frame_job {
+	int64_t t_ns;       /* device time */
+	char *path;         /* DIR/Frames/<id>/NNN.jpg */
+};
+
+/*
+ * The video of the recording last looked up, and the frames asked of it
+ * so far: QAs come grouped by recording, and its frames are written in
+ * one pass when the next recording comes or the export ends.
+ */
 struct video_cache {
 	char *rec_id;       /* recording looked up, or NULL */
 	char *video;        /* its video file, or NULL */
 	int64_t t0_ns;      /* device time of the video's first frame */
-	double fps;         /* 0 when unknown */
+	struct recording *rec;  /* the recording, while its video is open */
+	struct video *v;        /* its video, or NULL */
+	struct frame_job *jobs; /* frames to write */
+	size_t njobs, capjobs;
 };
 
 struct exporter {
@@ -585,11 +487,72 @@ static int item_init(struct exporter *x, const struct store_qa *qa, struct item 
 	return 0;
 }
 
-/* Looks up (and caches) the video of recording rec_id. */
+/*
+ * Writes the frames queued for the current recording in one pass over
+ * its video (video_extract sorts their times and decodes forward once).
+ */
+static int frames_flush(struct exporter *x)
+{
+	struct video_cache *vc = &x->vc;
+	struct video_shot *shots = NULL;
+	int64_t *t = NULL;
+	const char **paths = NULL;
+	size_t i, n = vc->njobs;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	paths = malloc(n * sizeof(*paths));
+	shots = calloc(n, sizeof(*shots));
+	if (!t || !paths || !shots) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		t[i] = vc->jobs[i].t_ns;
+		paths[i] = vc->jobs[i].path;
+	}
+	rc = video_extract(vc->v, t, n, VIDEO_DEFAULT_WIDTH, paths, shots);
+	if (rc) {
+		char m[1024];
+
+		snprintf(m, sizeof(m), "%s", err_msg());
+		rc = err_set(rc, "recording '%s': frames of %zu QAs from '%s': %s", vc->rec_id,
+			     n / (size_t)(x->p->frames > 0 ? x->p->frames : 1), vc->video, m);
+		goto out;
+	}
+	x->sum.frames_written += n;
+out:
+	for (i = 0; i < n; i++)
+		free(vc->jobs[i].path);
+	vc->njobs = 0;
+	free(t);
+	free(paths);
+	free(shots);
+	return rc;
+}
+
+/* Writes what is queued and forgets the current recording. */
+static int video_drop(struct exporter *x)
+{
+	struct video_cache *vc = &x->vc;
+	int rc = frames_flush(x);
+
+	video_close(vc->v);
+	recording_free(vc->rec);
+	free(vc->rec_id);
+	free(vc->video);
+	free(vc->jobs);
+	memset(vc, 0, sizeof(*vc));
+	return rc;
+}
+
+/* Looks up (and caches) the video of recording rec_id, and opens it. */
 static int video_lookup(struct exporter *x, const char *rec_id)
 {
 	struct video_cache *vc = &x->vc;
-	struct recording *rec = NULL;
+	struct video_info vi;
 	cJSON *r = NULL, *info = NULL;
 	const char *root, *why = NULL;
 	char whyb[600];
@@ -597,9 +560,9 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 
 	if (vc->rec_id && !strcmp(vc->rec_id, rec_id))
 		return 0;
-	free(vc->rec_id);
-	free(vc->video);
-	memset(vc, 0, sizeof(*vc));
+	rc = video_drop(x);
+	if (rc)
+		return rc;
 	vc->rec_id = strdup(rec_id);
 	if (!vc->rec_id)
 		return ENG_ENOMEM;
@@ -610,33 +573,37 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 	if (!root) {
 		why = "the store has no folder for this recording";
 	} else {
-		rc = recording_load(root, REC_LAYOUT_AUTO, &rec);
+		rc = recording_load(root, REC_LAYOUT_AUTO, &vc->rec);
 		if (rc) {
 			snprintf(whyb, sizeof(whyb), "cannot load '%s': %s", root,
 				 *err_msg() ? err_msg() : eng_strerror(rc));
 			why = whyb;
 			rc = 0;
-		} else if (!rec->video.path) {
+		} else if (!vc->rec->video.path) {
 			why = "the recording has no video";
-		} else {
-			size_t n = strlen(rec->root) + strlen(rec->video.path) + 2;
+		} else if (snprintf(whyb, sizeof(whyb), "%s/%s", vc->rec->root, vc->rec->video.path) > 0 &&
+			   vc->rec->video.path[0] != '/' && access(whyb, R_OK)) {
+			char path[sizeof(whyb)];
 
-			vc->video = malloc(n);
-			if (!vc->video) {
-				rc = ENG_ENOMEM;
+			memcpy(path, whyb, sizeof(path));
+			snprintf(whyb, sizeof(whyb), "video '%.500s' cannot be read", path);
+			why = whyb;
+		} else {
+			rc = video_open(vc->rec, &vc->v);
+			if (rc == ENG_ENOMEM)
 				goto out;
-			}
-			if (rec->video.path[0] == '/')
-				snprintf(vc->video, n, "%s", rec->video.path);
-			else
-				snprintf(vc->video, n, "%s/%s", rec->root, rec->video.path);
-			vc->t0_ns = rec->video.t0_ns;
-			vc->fps = rec->video.fps;
-			if (access(vc->video, R_OK)) {
-				snprintf(whyb, sizeof(whyb), "video '%s' cannot be read", vc->video);
+			if (rc) {
+				snprintf(whyb, sizeof(whyb), "%s", *err_msg() ? err_msg() : eng_strerror(rc));
 				why = whyb;
-				free(vc->video);
-				vc->video = NULL;
+				rc = 0;
+			} else {
+				video_get_info(vc->v, &vi);
+				vc->video = strdup(vi.file);
+				if (!vc->video) {
+					rc = ENG_ENOMEM;
+					goto out;
+				}
+				vc->t0_ns = vi.t_first_ns;
 			}
 		}
 	}
@@ -652,7 +619,6 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 	else
 		cJSON_Delete(info);
 out:
-	recording_free(rec);
 	cJSON_Delete(r);
 	return rc;
 }
@@ -708,20 +674,32 @@ video:
 	snprintf(path, sizeof(path), "%s/Frames/%s", x->dir, qa->id);
 	rc = mkdirs(path);
 	for (i = 0; !rc && i < it->nframes; i++) {
-		double t_s = (double)(it->times[i] - it->video_t0) / 1e9;
+		struct video_cache *vc = &x->vc;
+		struct frame_job *j;
+		size_t n = strlen(x->dir) + strlen(qa->id) + 24;
 
-		snprintf(path, sizeof(path), "%s/Frames/%s/%03d.jpg", x->dir, qa->id, i + 1);
-		rc = ffmpeg_frame(x->p->ffmpeg ? x->p->ffmpeg : "ffmpeg", it->video,
-				  t_s < 0 ? 0 : t_s, path);
-		if (rc) {
-			char m[1024];
+		if (vc->njobs == vc->capjobs) {
+			size_t cap = vc->capjobs ? 2 * vc->capjobs : 64;
+			struct frame_job *nj = realloc(vc->jobs, cap * sizeof(*nj));
 
-			snprintf(m, sizeof(m), "%s", err_msg());
-			return err_set(rc, "qa '%s': frame %d at %" PRId64 " ns (%.3f s into '%s'): %s",
-				       qa->id, i + 1, it->times[i], t_s, it->video, m);
+			if (!nj) {
+				rc = ENG_ENOMEM;
+				break;
+			}
+			vc->jobs = nj;
+			vc->capjobs = cap;
 		}
-		x->sum.frames_written++;
+		j = &vc->jobs[vc->njobs];
+		j->path = malloc(n);
+		if (!j->path) {
+			rc = ENG_ENOMEM;
+			break;
+		}
+		snprintf(j->path, n, "%s/Frames/%s/%03d.jpg", x->dir, qa->id, i + 1);
+		j->t_ns = it->times[i];
+		vc->njobs++;
 	}
+	/* written by frames_flush(); an export whose frames fail fails as a whole */
 	it->extracted = !rc;
 	return rc;
 }
@@ -1655,6 +1633,7 @@ int export_run(struct store *st, const struct export_params *p,
 		rc = rc ? rc : put_text(x, x->line.ptr, x->line.len);
 	}
 	rc = rc ? rc : store_qa_iter(st, &flt, 0, on_qa, x);
+	rc = rc ? rc : frames_flush(x);
 	rc = rc ? rc : close_main(x);
 	rc = rc ? rc : ids_digest(x);
 	if (!rc && ops_of(p->format)->extra)
@@ -1671,8 +1650,10 @@ out:
 	for (i = 0; i < x->nids; i++)
 		free(x->ids[i]);
 	free(x->ids);
-	free(x->vc.rec_id);
-	free(x->vc.video);
+	for (i = 0; i < x->vc.njobs; i++) /* left over after an error: not written */
+		free(x->vc.jobs[i].path);
+	x->vc.njobs = 0;
+	video_drop(x);
 	free(x->tmp_path);
 	free(x->final_path);
 	free(x->dir);

@@ -251,17 +251,34 @@ static int check_clip(struct build *b, int k)
 	return rc;
 }
 
+int truth_frame_times(int64_t t, const struct truth_params *p, int64_t *out)
+{
+	int64_t w = (int64_t)llround(p->window_s * TRUTH_NS_PER_S);
+	int i, n = p->frames < 2 ? 2 : p->frames;
+
+	for (i = 0; i < n; i++)
+		/* NOLINTNEXTLINE(bugprone-integer-division): whole nanoseconds are meant */
+		out[i] = t - w + w * i / (n - 1);
+	return n;
+}
+
 static char *frames_json(int64_t t, const struct truth_params *p, int64_t *start)
 {
 	cJSON *a = cJSON_CreateArray();
-	int64_t w = (int64_t)llround(p->window_s * TRUTH_NS_PER_S);
-	int i, n = p->frames < 2 ? 2 : p->frames;
+	int64_t *ft = malloc((size_t)(p->frames < 2 ? 2 : p->frames) * sizeof(*ft));
+	int i, n;
 	char *s;
 
-	*start = t - w;
+	*start = t - (int64_t)llround(p->window_s * TRUTH_NS_PER_S);
+	if (!a || !ft) {
+		cJSON_Delete(a);
+		free(ft);
+		return NULL;
+	}
+	n = truth_frame_times(t, p, ft);
 	for (i = 0; i < n; i++)
-		/* NOLINTNEXTLINE(bugprone-integer-division): whole nanoseconds are meant */
-		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)(t - w + w * i / (n - 1))));
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)ft[i]));
+	free(ft);
 	s = cJSON_PrintUnformatted(a);
 	cJSON_Delete(a);
 	return s;

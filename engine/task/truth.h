@@ -32,6 +32,14 @@ struct truth_params {
 /* Fills p with the defaults of docs/design.md. Can't fail. */
 void truth_defaults(struct truth_params *p);
 
+/*
+ * The frame times of the clip ending at t: n = max(p->frames, 2) times
+ * evenly spaced over [t - W, t] (W = p->window_s in whole ns), the i-th
+ * t - W + W * i / (n - 1) in integer ns, written to out[0..n) (out holds
+ * at least n). Returns n. Can't fail. A QA's frames_json holds these.
+ */
+int truth_frame_times(int64_t t, const struct truth_params *p, int64_t *out);
+
 /* One assembled QA (strings owned, freed by truth_release). */
 struct truth {
 	char id[HASH_HEX_LEN + 1]; /* stable id: hash of recording, sub-task, metric, T, target */
