@@ -575,18 +575,29 @@ out:
 /* ======================= Chains ======================= */
 
 /* True when the k actions from first share one goal (the goal the question states). */
+static bool same_goal(const struct rec_action *a, const char *g)
+{
+	return a->goal && !strcmp(a->goal, g);
+}
+
+/*
+ * The chain question asks which steps remain to finish a goal: the K
+ * future actions share one goal, they finish it (the action after them,
+ * if any, serves another), and it is under way (the action before them,
+ * an observed one, serves it too), so the goal is seen being worked on.
+ */
 static bool one_goal(const struct recording *rec, size_t first, int k)
 {
 	const char *g = rec->actions[first].goal;
+	size_t end = first + (size_t)k;
 	int i;
 
-	if (!g || !*g)
+	if (!g || !*g || first == 0 || !same_goal(&rec->actions[first - 1], g))
 		return false;
 	for (i = 1; i < k; i++)
-		if (!rec->actions[first + (size_t)i].goal ||
-		    strcmp(rec->actions[first + (size_t)i].goal, g))
+		if (!same_goal(&rec->actions[first + (size_t)i], g))
 			return false;
-	return true;
+	return end >= rec->nactions || !same_goal(&rec->actions[end], g);
 }
 
 static int enum_chain_k(struct enum_ctx *e, int k)

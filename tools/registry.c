@@ -270,9 +270,8 @@ void tool_ctx_set_flags(struct tool_ctx *ctx, unsigned flags)
 
 void *tool_ctx_slot(const struct tool_ctx *ctx, enum tool_slot slot)
 {
-	ENG_ASSERT((unsigned)slot < TOOL_SLOT_COUNT);
 	if ((unsigned)slot >= TOOL_SLOT_COUNT)
-		return NULL;
+		return NULL; /* documented: an invalid slot is empty */
 	return ctx->slots[slot].data;
 }
 

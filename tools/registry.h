@@ -119,6 +119,7 @@ enum tool_slot {
 	TOOL_SLOT_GAZE,       /* fixations (gaze.c) */
 	TOOL_SLOT_CLIPS,      /* clip candidates (clip_sampler.c) */
 	TOOL_SLOT_PROMPT,     /* the agent's recording summary for prompts (agent.c) */
+	TOOL_SLOT_PRIOR,      /* the negatives' prior of each group (truth.c) */
 	TOOL_SLOT_COUNT
 };
 

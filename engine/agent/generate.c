@@ -20,6 +20,7 @@
 #include "jsonfile.h"
 #include "recording.h"
 #include "rng.h"
+#include "keybal.h"
 #include "truth.h"
 #include "registry.h"
 #include "store.h"
@@ -42,6 +43,10 @@ struct stream {
 	bool *ready;
 	char (*seen)[HASH_HEX_LEN + 1]; /* QA ids used: two candidates on one (T, target) are one QA */
 	int nseen;
+	struct keybal bal;          /* key balance over the used QAs' keys */
+	struct agent_result *deferred; /* QAs over the key balance, in index order: used
+					  once the stream has grown, dropped at its end */
+	int ndeferred, capdeferred;
 };
 
 struct grec {
@@ -149,6 +154,7 @@ static int recording_id(const char *path, char *id, size_t size, struct recordin
 
 /* ======================= Streams ======================= */
 
+
 static void stream_release(struct stream *s)
 {
 	int i;
@@ -159,6 +165,10 @@ static void stream_release(struct stream *s)
 	free(s->slot);
 	free(s->ready);
 	free(s->seen);
+	keybal_release(&s->bal);
+	for (i = 0; i < s->ndeferred; i++)
+		agent_result_release(&s->deferred[i]);
+	free(s->deferred);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -314,20 +324,212 @@ static int balanced_letter(const char *rec_id, int group, uint64_t seed, int k, 
 	return perm[k % n];
 }
 
-/* Whether the stream uses this result: closes on the quota; duplicates are skipped. */
-static bool take(struct stream *s, const struct agent_result *res, int per_task)
+/* Key balance (keybal.h) of the stream: whether the QA fits; counted when it does. */
+static int key_balance(struct stream *s, const struct agent_result *res, bool *ok)
 {
-	int q;
+	struct answer a;
+	cJSON *j;
+	int rc;
 
-	if (res->status == AGENT_QA) {
-		for (q = 0; q < s->nseen; q++)
-			if (!strcmp(s->seen[q], res->qa.id))
-				return false;
-		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%s", res->qa.id);
-		if (++s->produced >= per_task)
-			s->closed = true;
+	*ok = true;
+	if (!res->qa.answer_json)
+		return 0;
+	j = cJSON_Parse(res->qa.answer_json);
+	if (!j)
+		return ENG_ENOMEM;
+	rc = ans_from_json(j, &a);
+	cJSON_Delete(j);
+	if (rc) {
+		s->bal.used++;
+		return 0; /* not a kind with fields to count */
 	}
-	return true;
+	return keybal_fits(&s->bal, &a, true, ok);
+}
+
+/* Turns a QA the stream cannot use into a drop with its reason. */
+static void make_drop(struct agent_result *res, const char *code, const char *why)
+{
+	res->drop_t_ns = res->qa.t_ns;
+	snprintf(res->drop_target, sizeof(res->drop_target), "%s",
+		 res->qa.target ? res->qa.target : "");
+	truth_release(&res->qa);
+	memset(&res->qa, 0, sizeof(res->qa));
+	res->status = AGENT_DROP;
+	snprintf(res->reason_code, sizeof(res->reason_code), "%s", code);
+	snprintf(res->reason, sizeof(res->reason), "%s", why);
+}
+
+enum take { TAKE_USE, TAKE_SKIP, TAKE_DEFER };
+
+/*
+ * What the stream does with this result: uses it, skips it (a second
+ * candidate on one QA id) or defers it (a QA over the key balance). A
+ * used QA counts towards the quota, which closes the stream.
+ */
+static int take(struct stream *s, struct agent_result *res, const struct gen_params *p,
+		enum take *what)
+{
+	bool ok;
+	int q, rc;
+
+	*what = TAKE_USE;
+	if (res->status != AGENT_QA)
+		return 0;
+	for (q = 0; q < s->nseen; q++)
+		if (!strcmp(s->seen[q], res->qa.id)) {
+			*what = TAKE_SKIP;
+			return 0;
+		}
+	snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%s", res->qa.id);
+	rc = key_balance(s, res, &ok);
+	if (rc)
+		return rc;
+	if (!ok) {
+		*what = TAKE_DEFER;
+		return 0;
+	}
+	if (++s->produced >= p->per_task)
+		s->closed = true;
+	return 0;
+}
+
+static int defer(struct stream *s, struct agent_result *res)
+{
+	if (s->ndeferred == s->capdeferred) {
+		int cap = s->capdeferred ? 2 * s->capdeferred : 16;
+		struct agent_result *n = realloc(s->deferred, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return ENG_ENOMEM;
+		s->deferred = n;
+		s->capdeferred = cap;
+	}
+	s->deferred[s->ndeferred++] = *res;
+	memset(res, 0, sizeof(*res));
+	return 0;
+}
+
+/* One consume() call: the stream and the batch's figures. */
+struct batch {
+	struct run *r;
+	size_t ri;
+	int group;
+	struct stream *s;
+	struct gen_totals d;
+	bool open_tx;
+};
+
+/* Uses one result: a QA gets its key letter; written (or held when regenerating). */
+static int use_result(struct batch *b, struct agent_result *res)
+{
+	struct run *r = b->r;
+	int rc = 0;
+
+	if (res->status == AGENT_QA && res->qa.answer_index >= 0) {
+		int n = r->p->agent.truth.qc.n_options;
+
+		rc = truth_place_key(&res->qa, balanced_letter(r->recs[b->ri].id, b->group,
+							       r->p->seed, b->s->produced - 1, n));
+		if (rc)
+			return rc;
+	}
+	if (r->p->regenerate) {
+		/* counted like a write; written at the end */
+		if (res->status == AGENT_QA)
+			b->d.by_group[b->group]++;
+		else if (res->status == AGENT_FAILED)
+			b->d.failed++;
+		else
+			b->d.drops++;
+		if (res->status != AGENT_QA) {
+			count_drop(&b->d, res->reason_code[0] ? res->reason_code : "unknown");
+			if (r->p->hooks.drop)
+				r->p->hooks.drop(r->p->hooks.ctx, r->recs[b->ri].id, b->group, res);
+		}
+		return hold(r, b->ri, b->group, res);
+	}
+	if (!b->open_tx) {
+		rc = store_begin(r->st);
+		if (rc)
+			return rc;
+		b->open_tx = true;
+	}
+	return write_result(r, b->ri, b->group, res, &b->d);
+}
+
+/* Uses the deferred QAs that fit now, in order, as long as the stream is open. */
+static int use_deferred(struct batch *b)
+{
+	struct stream *s = b->s;
+	int i = 0, rc;
+
+	while (!s->closed && i < s->ndeferred) {
+		struct agent_result res;
+		bool ok;
+
+		rc = key_balance(s, &s->deferred[i], &ok);
+		if (rc)
+			return rc;
+		if (!ok) {
+			i++;
+			continue;
+		}
+		res = s->deferred[i];
+		memmove(&s->deferred[i], &s->deferred[i + 1],
+			(size_t)(s->ndeferred - i - 1) * sizeof(res));
+		s->ndeferred--;
+		if (++s->produced >= b->r->p->per_task)
+			s->closed = true;
+		rc = use_result(b, &res);
+		agent_result_release(&res);
+		if (rc)
+			return rc;
+		i = 0; /* the stream grew: the earlier ones may fit now */
+	}
+	return 0;
+}
+
+/* At the stream's end, the QAs still over the key balance are drops. */
+static int drop_deferred(struct batch *b)
+{
+	struct stream *s = b->s;
+	int rc = 0;
+
+	while (!rc && s->ndeferred) {
+		struct agent_result res = s->deferred[0];
+
+		memmove(&s->deferred[0], &s->deferred[1], (size_t)(s->ndeferred - 1) * sizeof(res));
+		s->ndeferred--;
+		make_drop(&res, "key_balance", "a key field value would hold more than the "
+			  "--key-cap share of the group's QAs of the recording");
+		rc = use_result(b, &res);
+		agent_result_release(&res);
+	}
+	return rc;
+}
+
+/* One result back in index order. */
+static int consume_one(struct batch *b, struct agent_result *res)
+{
+	struct stream *s = b->s;
+	enum take what;
+	int rc;
+
+	b->d.sessions++;
+	b->d.t_brain += res->t_brain_s;
+	b->d.t_tools += res->t_tools_s;
+	b->d.t_truth += res->t_truth_s;
+	b->d.prompt_tokens += res->prompt_tokens;
+	b->d.completion_tokens += res->completion_tokens;
+	rc = take(s, res, b->r->p, &what);
+	if (!rc && what == TAKE_DEFER)
+		rc = defer(s, res);
+	if (!rc && what == TAKE_USE) {
+		rc = use_result(b, res);
+		if (!rc && res->status == AGENT_QA)
+			rc = use_deferred(b);
+	}
+	return rc;
 }
 
 /*
@@ -337,13 +539,16 @@ static bool take(struct stream *s, const struct agent_result *res, int per_task)
  */
 static void consume(struct run *r, size_t ri, int group)
 {
+	struct batch b;
 	struct stream *s = &r->recs[ri].s[group];
-	struct gen_totals d;
-	bool open_tx = false;
 	double t0 = now_s();
 	int rc = 0;
 
-	memset(&d, 0, sizeof(d));
+	memset(&b, 0, sizeof(b));
+	b.r = r;
+	b.ri = ri;
+	b.group = group;
+	b.s = s;
 	while (!rc && s->consumed < s->limit && s->ready[s->consumed]) {
 		struct agent_result *res = &s->slot[s->consumed];
 
@@ -354,64 +559,28 @@ static void consume(struct run *r, size_t ri, int group)
 		s->consumed++;
 		if (s->closed) {
 			r->t->discarded++;
-			agent_result_release(res);
-			continue;
-		}
-		d.sessions++;
-		d.t_brain += res->t_brain_s;
-		d.t_tools += res->t_tools_s;
-		d.t_truth += res->t_truth_s;
-		d.prompt_tokens += res->prompt_tokens;
-		d.completion_tokens += res->completion_tokens;
-		if (take(s, res, r->p->per_task)) {
-			if (res->status == AGENT_QA && res->qa.answer_index >= 0) {
-				int n = r->p->agent.truth.qc.n_options;
-
-				rc = truth_place_key(&res->qa, balanced_letter(r->recs[ri].id, group,
-									       r->p->seed,
-									       s->produced - 1, n));
-			}
-			if (!rc && r->p->regenerate) {
-				/* counted like a write; written at the end */
-				if (res->status == AGENT_QA)
-					d.by_group[group]++;
-				else if (res->status == AGENT_FAILED)
-					d.failed++;
-				else
-					d.drops++;
-				if (res->status != AGENT_QA) {
-					count_drop(&d, res->reason_code[0] ? res->reason_code : "unknown");
-					if (r->p->hooks.drop)
-						r->p->hooks.drop(r->p->hooks.ctx, r->recs[ri].id,
-								 group, res);
-				}
-				rc = hold(r, ri, group, res);
-			} else if (!rc) {
-				if (!open_tx) {
-					rc = store_begin(r->st);
-					open_tx = !rc;
-				}
-				if (!rc)
-					rc = write_result(r, ri, group, res, &d);
-			}
+		} else {
+			rc = consume_one(&b, res);
 		}
 		agent_result_release(res);
 		if (s->consumed >= s->limit)
 			s->closed = true;
+		if (!rc && s->closed)
+			rc = drop_deferred(&b);
 	}
-	if (open_tx) {
+	if (b.open_tx) {
 		if (!rc)
 			rc = store_commit(r->st);
 		else
 			store_rollback(r->st);
 	}
-	d.t_store = now_s() - t0;
+	b.d.t_store = now_s() - t0;
 	if (rc) {
 		fail(r, rc, "store");
 		return;
 	}
-	totals_add(r->t, &d);
-	if (d.sessions && r->p->hooks.progress)
+	totals_add(r->t, &b.d);
+	if (b.d.sessions && r->p->hooks.progress)
 		r->p->hooks.progress(r->p->hooks.ctx, r->recs[ri].id, group, r->t);
 }
 
@@ -444,8 +613,9 @@ static void rec_check_done(struct run *r, size_t ri)
 	pthread_cond_broadcast(&r->cond);
 }
 
-static int stream_init(struct stream *s, int limit)
+static int stream_init(struct stream *s, int limit, double key_cap)
 {
+	keybal_init(&s->bal, key_cap);
 	s->on = true;
 	s->limit = limit;
 	s->closed = limit == 0;
@@ -538,7 +708,7 @@ static void activate(struct worker *w, size_t ri)
 	}
 	for (i = 0; !rc && i < SUBTASK_NGROUPS; i++)
 		if (p->groups[i]) {
-			rc = stream_init(&g->s[i], limits[i]);
+			rc = stream_init(&g->s[i], limits[i], r->p->agent.truth.key_cap);
 			if (!rc && !limits[i] && p->hooks.no_candidates) {
 				enum subtask st;
 				enum metric m;

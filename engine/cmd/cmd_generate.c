@@ -38,6 +38,7 @@ struct opts {
 	int jobs;
 	int max_turns;
 	int max_sessions;   /* 0: 4 x per-task + 8 */
+	double key_cap;     /* --key-cap */
 	long allow_failures; /* failed sessions tolerated before exit 1 */
 	int quiet;
 	int verbose;        /* print why each candidate was dropped */
@@ -46,7 +47,8 @@ struct opts {
 	const char *regen_category;  /* regenerate: the category */
 	const char *regen_recording; /* regenerate: one recording, or NULL */
 	int shard_i, shard_n;        /* --shard i/n; shard_n 0 when not sharded */
-	unsigned given;     /* bit per option given: per-task 1, options 2, seed 4, max-turns 8 */
+	unsigned given;     /* bit per option given: per-task 1, options 2, seed 4, max-turns 8,
+			       key-cap 16 */
 };
 
 /* Does the --tasks list select group g? Items: category, category.subtask, .../metric. */
@@ -250,7 +252,7 @@ static void mark_interrupted(struct store *st)
 }
 
 /*
- * regenerate takes --per-task, --options, --seed and --max-turns from the
+ * regenerate takes --per-task, --options, --seed, --max-turns and --key-cap from the
  * latest generate run of the store unless they are given, so that the
  * replacements are made as the originals were.
  */
@@ -276,6 +278,9 @@ static void reuse_settings(struct store *st, struct opts *o, unsigned given)
 	v = cJSON_GetObjectItemCaseSensitive(cfg, "max_turns");
 	if (!(given & 8u) && cJSON_IsNumber(v) && v->valuedouble >= 2)
 		o->max_turns = (int)v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(cfg, "key_cap");
+	if (!(given & 16u) && cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble <= 1)
+		o->key_cap = v->valuedouble;
 	cJSON_Delete(cfg);
 }
 
@@ -292,6 +297,10 @@ static const char generate_usage[] =
 	"                    comma separated (default: all nine groups)\n"
 	"  --per-task N      QAs per group and recording (default 60)\n"
 	"  --max-sessions N  sessions tried per group and recording (default 4 x per-task)\n"
+	"  --key-cap F       key balance: no key field value (direction, turn, distance\n"
+	"                    bin, relation, reference, object, verb, legs) on more than\n"
+	"                    this share of a group's QAs of a recording; QAs over it are\n"
+	"                    dropped as key_balance (default 0.3; 1: no cap)\n"
 	"  --brain B         local (default), openai, or replay:CASSETTE\n"
 	"  --base-url URL    openai: the server, e.g. https://api.openai.com/v1\n"
 	"  --model M         openai/replay: the model name\n"
@@ -305,8 +314,8 @@ static const char generate_usage[] =
 	"  --jobs J          sessions at once (default: number of cores)\n"
 	"  --max-turns N     brain turns per session (default 16)\n"
 	"  --task CATEGORY   regenerate: the category whose unreviewed QAs are replaced\n"
-	"                    (--per-task, --options, --seed and --max-turns default to\n"
-	"                    those of the store's latest generate run)\n"
+	"                    (--per-task, --options, --seed, --max-turns and --key-cap\n"
+	"                    default to those of the store's latest generate run)\n"
 	"  --recording ID    regenerate: only this recording\n"
 	"  --shard I/N       generate: only the recordings of shard I of N (0 <= I < N):\n"
 	"                    those whose id's SHA-256 (first 8 bytes, big-endian)\n"
@@ -341,6 +350,7 @@ static const struct option longopts[] = {
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "max-turns", required_argument, NULL, 'M' },
 	{ "allow-failures", required_argument, NULL, 'F' },
+	{ "key-cap", required_argument, NULL, 'K' },
 	{ "shard", required_argument, NULL, 'H' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -404,6 +414,17 @@ static int parse_options(int argc, char **argv, struct opts *o, int *done)
 		case 'm': o->brain.llm.model = optarg; break;
 		case 'k': o->brain.llm.api_key_env = optarg; break;
 		case 'R': o->brain.record_path = optarg; break;
+		case 'K': {
+			char *end;
+
+			o->key_cap = strtod(optarg, &end);
+			if (*end || end == optarg || !(o->key_cap > 0 && o->key_cap <= 1)) {
+				error("option --key-cap: '%s' is not a share in (0, 1]", optarg);
+				return CMD_USAGE;
+			}
+			o->given |= 16u;
+			break;
+		}
 		case 'q': o->quiet = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'H':
@@ -488,9 +509,10 @@ static void run_config(const struct opts *o, int regen, char *out, size_t size)
 		snprintf(shard, sizeof(shard), "\"%d/%d\"", o->shard_i, o->shard_n);
 	snprintf(out, size,
 		 "{\"tasks\":\"%s\",\"per_task\":%d,\"options\":%d,\"jobs\":%d,"
-		 "\"max_turns\":%d,\"regenerate\":%s,\"shard\":%s,\"pid\":%ld,"
+		 "\"max_turns\":%d,\"key_cap\":%g,\"regenerate\":%s,\"shard\":%s,\"pid\":%ld,"
 		 "\"host\":\"%s\"}",
 		 o->tasks ? o->tasks : "all", o->per_task, o->options, o->jobs, o->max_turns,
+		 o->key_cap,
 		 regen ? "true" : "false", shard, (long)getpid(), host);
 }
 
@@ -562,6 +584,7 @@ static void gen_params_of(const struct opts *o, int regen, struct printer *pr,
 	agent_defaults(&gp->agent);
 	gp->agent.max_turns = o->max_turns;
 	gp->agent.truth.qc.n_options = o->options;
+	gp->agent.truth.key_cap = o->key_cap;
 	gp->hooks.ctx = pr;
 	gp->hooks.progress = on_progress;
 	gp->hooks.drop = on_drop;
@@ -648,6 +671,7 @@ static int generate_main(int argc, char **argv, int regen)
 		/* the engine's defaults, set once in agent_defaults() and qc_defaults() */
 		agent_defaults(&ap);
 		o.options = ap.truth.qc.n_options;
+		o.key_cap = ap.truth.key_cap;
 		o.max_turns = ap.max_turns;
 	}
 	o.per_task = 60;

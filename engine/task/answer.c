@@ -377,6 +377,52 @@ static int render_chain_json(const char *path, const struct answer *a, struct bu
 	return tmpl_render_keyed(path, "json", v, 2, out);
 }
 
+/* distance bins a factor 2 apart from 0.25 m */
+static int dist_bin(float m)
+{
+	if (!(m > 0.25f))
+		return 0;
+	return 1 + (int)floor(log2((double)m / 0.25));
+}
+
+int ans_strata(const struct answer *a, char (*out)[ANS_STRATUM_MAX])
+{
+	int n = 0, b;
+
+#define LABEL(...) snprintf(out[n++], ANS_STRATUM_MAX, __VA_ARGS__)
+	switch (a->kind) {
+	case ANS_GAZE_APPROX:
+	case ANS_HEAD_TURN_APPROX:
+		b = (int)floor(fabs((double)a->yaw_deg) / 30.0);
+		LABEL("turn=%s%d", a->yaw_deg < 0 ? "-" : "+", b > 5 ? 5 : b);
+		break;
+	case ANS_HEAD_TURN_RELATIVE: LABEL("direction=%s", bev_dir_name(a->dir)); break;
+	case ANS_GAZE_RELATIVE: LABEL("relation=%s", ans_rel_name(a->rel)); break;
+	case ANS_NAV_APPROX:
+		LABEL("direction=%s", bev_dir_name(a->dir));
+		LABEL("distance=%d", dist_bin(a->dist_m));
+		break;
+	case ANS_NAV_RELATIVE:
+		LABEL("first_leg=%s", bev_dir_name(a->legs[0]));
+		LABEL("legs=%s,%s", bev_dir_name(a->legs[0]),
+		      a->nlegs > 1 ? bev_dir_name(a->legs[1]) : "-");
+		break;
+	case ANS_INTERACT_APPROX:
+		LABEL("distance=%d", dist_bin(a->dist_m));
+		LABEL("vertical=%d", a->vertical);
+		LABEL("hand=%d", (int)a->hand);
+		/* fall through */
+	case ANS_INTERACT_RELATIVE:
+		LABEL("direction=%s", bev_dir_name(a->dir));
+		LABEL("verb=%s", a->verb);
+		break;
+	default:
+		break;
+	}
+#undef LABEL
+	return n;
+}
+
 /* Validation: the value must normalise without error. */
 static int check_valid(const struct answer *a)
 {

@@ -83,6 +83,19 @@ struct answer {
 	enum bev_dir edges[ANS_CHAIN_MAX - 1]; /* CHAIN: k - 1 edge directions */
 };
 
+#define ANS_STRATA_MAX 5    /* key fields per kind that key balance counts */
+#define ANS_STRATUM_MAX 112 /* one "field=value" label, with the NUL */
+
+/*
+ * The key fields of answer a that key balance (keybal.h) spreads, as
+ * labels "field=value": sector (direction, first leg, legs), turn (in
+ * 30-degree bins per side), distance (bins a factor 2 apart from 0.25 m),
+ * vertical class, hand, relation and verb. Object and reference names are
+ * left to the sampler's stratified order. Chains have none. Into out;
+ * returns the count. Can't fail.
+ */
+int ans_strata(const struct answer *a, char (*out)[ANS_STRATUM_MAX]);
+
 /* "intention.head_turn.approx", ...; "?" for an invalid kind. Can't fail. */
 const char *ans_kind_name(enum ans_kind kind);
 

@@ -839,6 +839,24 @@ static size_t pick_weighted(struct rng *r, const float *w, size_t n)
 	return n - 1;
 }
 
+size_t qc_pick_reference(const enum ans_rel *rels, size_t n, uint64_t *state)
+{
+	size_t count[ANS_REL_NEAR + 1] = { 0 }, i, k;
+	int labels[ANS_REL_NEAR + 1], nl = 0, l;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned)rels[i] <= ANS_REL_NEAR && !count[rels[i]]++)
+			labels[nl++] = (int)rels[i];
+	if (!nl)
+		return 0;
+	l = labels[rng_below(state, (uint64_t)nl)];
+	k = (size_t)rng_below(state, count[l]);
+	for (i = 0; i < n; i++)
+		if ((int)rels[i] == l && !k--)
+			return i;
+	return 0;
+}
+
 /* How far apart two answers of one kind are, field group by field group (0 = same). */
 static float fdist(const struct answer *a, const struct answer *b, unsigned groups)
 {
@@ -966,7 +984,8 @@ static void draw_group(struct rng *r, const struct qc_context *ctx, const struct
 		break;
 	case FG_REF:
 		if (ctx->nrefs) {
-			size_t j = (size_t)rng_below(&r->s, ctx->nrefs);
+			size_t j = ctx->ref_rels ? qc_pick_reference(ctx->ref_rels, ctx->nrefs, &r->s)
+						 : (size_t)rng_below(&r->s, ctx->nrefs);
 
 			ans_set_text(out->ref, sizeof(out->ref), ctx->refs[j]);
 			if (ctx->ref_rels)

@@ -75,6 +75,15 @@ struct qc_context {
 	size_t nproposals;
 };
 
+/*
+ * The reference a gaze relative answer names, index into the n references
+ * whose relations are rels: a relation drawn uniformly among those present,
+ * then a reference uniformly among those with it, so that keys spread over
+ * the relations the scene allows. Keys and distractors are drawn alike.
+ * Advances *state. Can't fail (0 when n is 0).
+ */
+size_t qc_pick_reference(const enum ans_rel *rels, size_t n, uint64_t *state);
+
 /* Why an item failed; the store counts drops by reason. */
 enum qc_reason {
 	QC_OK = 0,

@@ -59,21 +59,41 @@ static bool share_word(const char *a, const char *b)
 	return false;
 }
 
+/* How many actions after action i serve the same goal without a break (0: i ends it). */
+static int steps_after(const struct recording *rec, size_t i)
+{
+	const char *g = rec->actions[i].goal;
+	size_t j = i + 1;
+
+	if (!g)
+		return 0;
+	while (j < rec->nactions && rec->actions[j].goal && !strcmp(rec->actions[j].goal, g))
+		j++;
+	return (int)(j - i - 1);
+}
+
 /*
- * Which distractors come first (docs/answers.md, Chains): tier 0, actions
- * of the stated goal that are not the next ones (the goal's steps already
- * done in the clip, and the same goal at other times), so that the goal
- * names no subset of the candidates; tier 1, actions that share a content
- * word with a true one; tier 2, the others.
+ * Which distractors come first (docs/answers.md, Chains). The true steps
+ * are the last K of a run of the goal; a candidate among the last K of
+ * any run ("late") reads like a step that finishes something, one from
+ * earlier in a run like a step that starts it, and a solver reading only
+ * the text would learn that. So: tier 0, late steps of the stated goal at
+ * other times (the goal names no subset of the candidates); tier 1, late
+ * steps of other goals that share a content word with a true step; tier
+ * 2, other late steps; tier 3, early steps of the goal (those already done
+ * in the clip among them); tier 4, the rest.
  */
 static int distractor_tier(const struct recording *rec, size_t i, size_t first, int k,
 			   const char *goal)
 {
 	const struct rec_action *a = &rec->actions[i];
+	bool same = goal && a->goal && !strcmp(goal, a->goal), late = steps_after(rec, i) < k;
 	int j;
 
-	if (goal && a->goal && !strcmp(goal, a->goal))
-		return 0;
+	if (same)
+		return late ? 0 : 3;
+	if (!late)
+		return 4;
 	for (j = 0; j < k; j++)
 		if (rec->actions[first + (size_t)j].description &&
 		    share_word(a->description, rec->actions[first + (size_t)j].description))

@@ -115,8 +115,9 @@ static size_t clear_references(struct build *b, long *idx)
 }
 
 /*
- * The reference is drawn uniformly (seeded by T and the target) among the
- * clear ones, never the brain's choice nor the clearest: a key that named
+ * The reference is drawn (seeded by T and the target) among the clear
+ * ones by qc_pick_reference(), a relation uniformly and then a reference
+ * with it, never the brain's choice nor the clearest: a key that named
  * the most salient object, or always an object of the kind a relation
  * comes out clear for, would stand out among distractors drawn from the
  * same list. A brain's differing choice is kept in the ground truth.
@@ -137,7 +138,7 @@ static int gaze_relative(struct build *b)
 	if (!n)
 		return truth__reject(b, "no_reference",
 				     "no visible reference object with a clear relation at T");
-	j = (size_t)rng_below(&h, n);
+	j = qc_pick_reference(b->ref_rels, n, &h);
 	ri = idx[j];
 	if (ref && *ref && strcmp(ref, b->rec->objects[ri].id) &&
 	    !cJSON_AddStringToObject(b->gt, "brain_reference", ref))
@@ -242,8 +243,13 @@ int prior__gaze_target(struct build *b, const struct clip_cand *c, struct answer
 		out->yaw_deg = c->yaw_deg;
 		return 0;
 	}
-	/* the relation and the reference are drawn by the design */
-	out->rel = b->ans.rel;
-	ans_set_text(out->ref, sizeof(out->ref), b->ans.ref);
+	/*
+	 * The relation and the reference are drawn by the design from the
+	 * QA's own list: the prior holds the objects only, with a stand-in
+	 * reference no object is named (the prior is built once per context,
+	 * so nothing of the QA it was first built for may reach it).
+	 */
+	out->rel = ANS_REL_LEFT_OF;
+	ans_set_text(out->ref, sizeof(out->ref), "reference object");
 	return 0;
 }

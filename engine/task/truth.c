@@ -19,6 +19,7 @@
 #include "jsonfile.h"
 #include "scene.h"
 #include "truth_int.h"
+#include "keybal.h"
 
 void truth_defaults(struct truth_params *p)
 {
@@ -27,6 +28,7 @@ void truth_defaults(struct truth_params *p)
 	p->gaze_lead_s = 0.3;
 	p->interaction_lead_s = 1.0;
 	p->min_nav_m = 1.5;
+	p->key_cap = KEYBAL_DEFAULT_CAP;
 	qc_defaults(&p->qc);
 }
 
@@ -353,22 +355,51 @@ static void compare_statement(struct build *b, struct truth *out)
  * the sampler's balanced order) would have, so that distractors are drawn
  * from the distribution the keys come from.
  */
-static int build_prior(struct build *b)
+/*
+ * The prior of each group, built once per tool context: the answers of
+ * the group's first candidates (in the sampler's seed-0 order) under the
+ * key balance. Keyed by everything it depends on.
+ */
+struct prior_entry {
+	enum subtask subtask;
+	enum metric metric;
+	enum ans_kind kind;
+	double window_s, key_cap;
+	struct disc_params disc;
+	struct answer *v;
+	size_t n;
+};
+
+struct prior_cache {
+	struct prior_entry e[2 * SUBTASK_NGROUPS];
+	size_t n;
+};
+
+static void prior_cache_free(void *p)
+{
+	struct prior_cache *c = p;
+	size_t i;
+
+	for (i = 0; c && i < c->n; i++)
+		free(c->e[i].v);
+	free(c);
+}
+
+/* The answers of the group's candidates, into e->v (at most TRUTH_PRIOR_MAX). */
+static int prior_compute(struct build *b, struct prior_entry *e)
 {
 	const struct task_def *task = task_get(b->subtask);
 	struct clips_args a;
 	struct clips_result r;
-	size_t i;
+	struct answer *pool = NULL;
+	bool *keep = NULL;
+	size_t i, n = 0, nkept;
 	int rc;
 
-	b->qctx.prior = b->prior;
-	b->qctx.nprior = 0;
-	if (!task->prior)
-		return 0;
 	memset(&a, 0, sizeof(a));
 	a.subtask = b->subtask;
 	a.metric = b->metric;
-	a.count = TRUTH_PRIOR_MAX;
+	a.count = TRUTH_PRIOR_POOL;
 	a.target = -1;
 	a.t0 = INT64_MIN;
 	a.t1 = INT64_MAX;
@@ -376,14 +407,80 @@ static int build_prior(struct build *b)
 	rc = clips_sample(b->ctx, &a, &r);
 	if (rc)
 		return rc == ENG_EINVAL ? 0 : rc;
-	for (i = 0; i < r.n && b->qctx.nprior < TRUTH_PRIOR_MAX; i++) {
-		struct answer *x = &b->prior[b->qctx.nprior];
-
-		ans_init(x, b->ans.kind);
-		if (task->prior(b, clips_get(&r, i), x) || ans_normalise(x, &b->p->qc.disc))
-			continue;
-		b->qctx.nprior++;
+	pool = malloc((r.n ? r.n : 1) * sizeof(*pool));
+	keep = malloc((r.n ? r.n : 1) * sizeof(*keep));
+	e->v = malloc(TRUTH_PRIOR_MAX * sizeof(*e->v));
+	if (!pool || !keep || !e->v) {
+		rc = ENG_ENOMEM;
+		goto out;
 	}
+	for (i = 0; i < r.n; i++) {
+		ans_init(&pool[n], b->ans.kind);
+		if (task->prior(b, clips_get(&r, i), &pool[n]) ||
+		    ans_normalise(&pool[n], &b->p->qc.disc))
+			continue;
+		n++;
+	}
+	/* the keys are balanced (keybal.h): so is what distractors are drawn from */
+	rc = keybal_select(pool, n, b->p->key_cap, TRUTH_PRIOR_MAX, keep, &nkept);
+	for (i = 0; !rc && i < n && e->n < TRUTH_PRIOR_MAX; i++)
+		if (keep[i])
+			e->v[e->n++] = pool[i];
+out:
+	free(pool);
+	free(keep);
+	return rc;
+}
+
+static int build_prior(struct build *b)
+{
+	struct prior_cache *c = tool_ctx_slot(b->ctx, TOOL_SLOT_PRIOR);
+	struct prior_entry *e = NULL, key;
+	size_t i;
+	int rc;
+
+	b->qctx.prior = NULL;
+	b->qctx.nprior = 0;
+	if (!task_get(b->subtask)->prior)
+		return 0;
+	memset(&key, 0, sizeof(key));
+	key.subtask = b->subtask;
+	key.metric = b->metric;
+	key.kind = b->ans.kind;
+	key.window_s = b->p->window_s;
+	key.key_cap = b->p->key_cap;
+	key.disc = b->p->qc.disc;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return ENG_ENOMEM;
+		rc = tool_ctx_set_slot(b->ctx, TOOL_SLOT_PRIOR, c, prior_cache_free);
+		if (rc) {
+			free(c);
+			return rc;
+		}
+	}
+	for (i = 0; i < c->n && !e; i++)
+		if (c->e[i].subtask == key.subtask && c->e[i].metric == key.metric &&
+		    c->e[i].kind == key.kind && c->e[i].window_s == key.window_s &&
+		    c->e[i].key_cap == key.key_cap && !memcmp(&c->e[i].disc, &key.disc, sizeof(key.disc)))
+			e = &c->e[i];
+	if (!e) {
+		if (c->n == ARRAY_SIZE(c->e)) {
+			free(c->e[0].v);
+			memmove(&c->e[0], &c->e[1], (c->n - 1) * sizeof(c->e[0]));
+			c->n--;
+		}
+		rc = prior_compute(b, &key);
+		if (rc) {
+			free(key.v);
+			return rc;
+		}
+		c->e[c->n] = key;
+		e = &c->e[c->n++];
+	}
+	b->qctx.prior = e->v;
+	b->qctx.nprior = e->n;
 	return 0;
 }
 

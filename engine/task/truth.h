@@ -26,6 +26,8 @@ struct truth_params {
 	double gaze_lead_s;    /* T = fixation start - this (0.3 s) */
 	double interaction_lead_s; /* T = interaction start - this (1 s) */
 	double min_nav_m;      /* navigate: target at least this far (1.5 m) */
+	double key_cap;        /* key balance (keybal.h) of each recording's group and of
+				  the negatives' prior (0.3; >= 1: none) */
 	struct qc_params qc;   /* options, margins, text checks */
 };
 

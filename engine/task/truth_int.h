@@ -26,7 +26,8 @@
 
 #define TRUTH_NS_PER_S 1000000000.0
 #define TRUTH_MAX_OBJECTS 64  /* reference objects offered to gaze/relative negatives */
-#define TRUTH_PRIOR_MAX 256   /* candidates of the group whose answers are the prior */
+#define TRUTH_PRIOR_MAX 256   /* answers of the group's candidates: the prior */
+#define TRUTH_PRIOR_POOL 1024 /* candidates it is chosen from, under the key balance */
 
 struct build {
 	struct tool_ctx *ctx;
@@ -45,7 +46,6 @@ struct build {
 	const char *refs[TRUTH_MAX_OBJECTS]; /* visible objects at T, named */
 	char refbuf[TRUTH_MAX_OBJECTS][ANS_NAME_MAX];
 	enum ans_rel ref_rels[TRUTH_MAX_OBJECTS]; /* gaze relative: the target's relation to each */
-	struct answer prior[TRUTH_PRIOR_MAX]; /* the group's candidates' answers */
 	struct visible_result vis; /* what visible_context saw (owned) */
 	bool have_vis;
 	char *code;               /* the reason code of a rejection */
