@@ -358,9 +358,19 @@ int render_scene_add_ellipsoid(struct render_scene *sc, size_t obj, const vec3 c
 
 /* A clipped, projected vertex. */
 struct svert {
-	double x, y;  /* pixel coordinates */
+	int64_t x, y; /* pixel coordinates in 1/SUBPIXEL steps */
 	float iz;     /* 1 / z */
 };
+
+/*
+ * Vertices are snapped to 1/256 pixel so that the edge functions are
+ * exact integers: two triangles sharing an edge then split its pixels
+ * between them without a gap or a double hit (the top-left rule). A
+ * vertex further than MAX_COORD pixels from the image is not drawn (that
+ * needs a point 2^21 / fx times further to the side than in front).
+ */
+#define SUBPIXEL 256
+#define MAX_COORD 2097152.0
 
 /* The transform of one object into the camera frame. */
 struct xform {
@@ -391,24 +401,34 @@ static void xform_make(const struct pose *cam, const struct pose *obj, struct xf
 /* Whether (a -> b) is a top or left edge of a triangle of positive area (y down). */
 static bool top_left(const struct svert *a, const struct svert *b)
 {
-	double dx = b->x - a->x, dy = b->y - a->y;
+	int64_t dx = b->x - a->x, dy = b->y - a->y;
 
 	return (dy == 0 && dx < 0) || dy > 0;
 }
 
-/* Edge function: positive on the inside of a triangle of positive area. */
-static double edge(const struct svert *a, const struct svert *b, double px, double py)
+/* Edge function: positive on the inside of a triangle of positive area; exact. */
+static int64_t edge(const struct svert *a, const struct svert *b, int64_t px, int64_t py)
 {
 	return (b->x - a->x) * (py - a->y) - (b->y - a->y) * (px - a->x);
+}
+
+static int64_t ceil_px(int64_t v)
+{
+	return v >= 0 ? (v + SUBPIXEL - 1) / SUBPIXEL : -((-v) / SUBPIXEL);
+}
+
+static int64_t floor_px(int64_t v)
+{
+	return v >= 0 ? v / SUBPIXEL : -((-v + SUBPIXEL - 1) / SUBPIXEL);
 }
 
 static void raster_tri(struct render_image *im, const struct svert *v0, const struct svert *v1,
 		       const struct svert *v2, const uint8_t rgb[3], uint16_t id)
 {
 	const struct svert *a = v0, *b = v1, *c = v2;
-	double area = edge(a, b, c->x, c->y), inv_area;
-	double minx, maxx, miny, maxy;
-	int x0, x1, y0, y1, x, y;
+	int64_t area = edge(a, b, c->x, c->y), minx, maxx, miny, maxy, x0, x1, y0, y1, x, y;
+	int64_t s0, s1, s2;
+	double inv_area;
 	bool tl0, tl1, tl2;
 
 	if (area < 0) {
@@ -416,40 +436,49 @@ static void raster_tri(struct render_image *im, const struct svert *v0, const st
 		c = v1;
 		area = -area;
 	}
-	if (!(area > 1e-9))
+	if (area == 0)
 		return;
-	inv_area = 1.0 / area;
-	minx = fmin(a->x, fmin(b->x, c->x));
-	maxx = fmax(a->x, fmax(b->x, c->x));
-	miny = fmin(a->y, fmin(b->y, c->y));
-	maxy = fmax(a->y, fmax(b->y, c->y));
-	if (maxx < 0 || maxy < 0 || minx > im->width - 1 || miny > im->height - 1)
+	inv_area = 1.0 / (double)area;
+	minx = a->x < b->x ? a->x : b->x;
+	minx = c->x < minx ? c->x : minx;
+	maxx = a->x > b->x ? a->x : b->x;
+	maxx = c->x > maxx ? c->x : maxx;
+	miny = a->y < b->y ? a->y : b->y;
+	miny = c->y < miny ? c->y : miny;
+	maxy = a->y > b->y ? a->y : b->y;
+	maxy = c->y > maxy ? c->y : maxy;
+	x0 = ceil_px(minx);
+	y0 = ceil_px(miny);
+	x1 = floor_px(maxx);
+	y1 = floor_px(maxy);
+	x0 = x0 < 0 ? 0 : x0;
+	y0 = y0 < 0 ? 0 : y0;
+	x1 = x1 > im->width - 1 ? im->width - 1 : x1;
+	y1 = y1 > im->height - 1 ? im->height - 1 : y1;
+	if (x0 > x1 || y0 > y1)
 		return;
-	x0 = minx < 0 ? 0 : (int)ceil(minx);
-	y0 = miny < 0 ? 0 : (int)ceil(miny);
-	x1 = maxx > im->width - 1 ? im->width - 1 : (int)floor(maxx);
-	y1 = maxy > im->height - 1 ? im->height - 1 : (int)floor(maxy);
 	tl0 = top_left(b, c);
 	tl1 = top_left(c, a);
 	tl2 = top_left(a, b);
+	/* Steps of the edge values per pixel along x. */
+	s0 = -(c->y - b->y) * SUBPIXEL;
+	s1 = -(a->y - c->y) * SUBPIXEL;
+	s2 = -(b->y - a->y) * SUBPIXEL;
 	for (y = y0; y <= y1; y++) {
-		double py = y;
-		/* Edge values at x = 0 of this row and their steps along x. */
-		double e0 = edge(b, c, 0, py), s0 = -(c->y - b->y);
-		double e1 = edge(c, a, 0, py), s1 = -(a->y - c->y);
-		double e2 = edge(a, b, 0, py), s2 = -(b->y - a->y);
+		int64_t py = y * SUBPIXEL, px = x0 * SUBPIXEL;
+		int64_t w0 = edge(b, c, px, py), w1 = edge(c, a, px, py), w2 = edge(a, b, px, py);
 		size_t row = (size_t)y * (size_t)im->width;
 
-		for (x = x0; x <= x1; x++) {
-			double w0 = e0 + s0 * x, w1 = e1 + s1 * x, w2 = e2 + s2 * x;
+		for (x = x0; x <= x1; x++, w0 += s0, w1 += s1, w2 += s2) {
 			float iz;
 			size_t p;
 
-			if (w0 < 0 || w1 < 0 || w2 < 0)
+			if ((w0 | w1 | w2) < 0)
 				continue;
 			if ((w0 == 0 && !tl0) || (w1 == 0 && !tl1) || (w2 == 0 && !tl2))
 				continue;
-			iz = (float)((w0 * a->iz + w1 * b->iz + w2 * c->iz) * inv_area);
+			iz = (float)(((double)w0 * a->iz + (double)w1 * b->iz + (double)w2 * c->iz) *
+				     inv_area);
 			p = row + (size_t)x;
 			if (!(iz > im->inv_depth[p]))
 				continue;
@@ -520,10 +549,17 @@ static void draw_list(const struct tri_list *l, const struct xform *x,
 		if (m < 3)
 			continue;
 		for (k = 0; k < m; k++) {
+			double u = (double)cam->fx * poly[k][0] / poly[k][2] + cam->cx;
+			double v = (double)cam->fy * poly[k][1] / poly[k][2] + cam->cy;
+
+			if (!(fabs(u) < MAX_COORD && fabs(v) < MAX_COORD))
+				break;
 			sv[k].iz = 1.0f / poly[k][2];
-			sv[k].x = (double)cam->fx * poly[k][0] / poly[k][2] + cam->cx;
-			sv[k].y = (double)cam->fy * poly[k][1] / poly[k][2] + cam->cy;
+			sv[k].x = (int64_t)llround(u * SUBPIXEL);
+			sv[k].y = (int64_t)llround(v * SUBPIXEL);
 		}
+		if (k < m)
+			continue;
 		m3_mulv(x->rw, t->n, nw);
 		d = v3_dot(nw, LIGHT_DIR);
 		if ((t->flags & RENDER_TWO_SIDED) && v3_dot(nc, cv[0]) > 0)

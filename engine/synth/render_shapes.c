@@ -830,8 +830,9 @@ static int add_room(struct render_scene *sc, const struct synth_recording *s, fl
 		for (i = 0; i < nx && !rc; i++) {
 			/* Planks: every other row shifted by half a plank. */
 			float off = st->checker || !(j & 1) ? 0 : st->tile_x / 2;
-			float x0 = (float)i * st->tile_x - off, x1 = x0 + st->tile_x;
-			float y0 = (float)j * st->tile_y, y1 = minf(y0 + st->tile_y, s->room_d);
+			/* Edges from the indices alone, so neighbours share them bit for bit. */
+			float x0 = (float)i * st->tile_x - off, x1 = (float)(i + 1) * st->tile_x - off;
+			float y0 = (float)j * st->tile_y, y1 = minf((float)(j + 1) * st->tile_y, s->room_d);
 			bool a = st->checker ? ((i + j) & 1) == 0 : (i & 1) == 0;
 
 			x0 = maxf(x0, 0);
