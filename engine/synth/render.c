@@ -422,6 +422,30 @@ static int64_t floor_px(int64_t v)
 	return v >= 0 ? v / SUBPIXEL : -((-v + SUBPIXEL - 1) / SUBPIXEL);
 }
 
+/*
+ * Narrows [*lo, *hi] to the steps k where w + s k >= 0. Returns false when
+ * none is left. Exact (integer division rounded the safe way).
+ */
+static bool span(int64_t w, int64_t s, int64_t *lo, int64_t *hi)
+{
+	if (s > 0) {
+		/* k >= ceil(-w / s) */
+		int64_t k = w >= 0 ? -(w / s) : (-w + s - 1) / s;
+
+		if (k > *lo)
+			*lo = k;
+	} else if (s < 0) {
+		/* k <= floor(w / -s) */
+		int64_t k = w >= 0 ? w / -s : -((-w + -s - 1) / -s);
+
+		if (k < *hi)
+			*hi = k;
+	} else if (w < 0) {
+		return false;
+	}
+	return *lo <= *hi;
+}
+
 static void raster_tri(struct render_image *im, const struct svert *v0, const struct svert *v1,
 		       const struct svert *v2, const uint8_t rgb[3], uint16_t id)
 {
@@ -467,9 +491,16 @@ static void raster_tri(struct render_image *im, const struct svert *v0, const st
 	for (y = y0; y <= y1; y++) {
 		int64_t py = y * SUBPIXEL, px = x0 * SUBPIXEL;
 		int64_t w0 = edge(b, c, px, py), w1 = edge(c, a, px, py), w2 = edge(a, b, px, py);
+		int64_t lo = 0, hi = x1 - x0;
 		size_t row = (size_t)y * (size_t)im->width;
 
-		for (x = x0; x <= x1; x++, w0 += s0, w1 += s1, w2 += s2) {
+		/* The span of this row where no edge value is negative, then the exact tests. */
+		if (!span(w0, s0, &lo, &hi) || !span(w1, s1, &lo, &hi) || !span(w2, s2, &lo, &hi))
+			continue;
+		w0 += s0 * lo;
+		w1 += s1 * lo;
+		w2 += s2 * lo;
+		for (x = x0 + lo; x <= x0 + hi; x++, w0 += s0, w1 += s1, w2 += s2) {
 			float iz;
 			size_t p;
 
@@ -600,32 +631,44 @@ void render_draw(const struct render_scene *sc, const struct render_camera *cam,
 
 /* ======================= Smoothing ======================= */
 
-/* [1 2 1] / 4 along n samples at stride st (bytes), the ends repeated. */
-static void smooth_line(uint8_t *p, size_t n, size_t st)
+/* [1 2 1] / 4 along the n pixels of a row (3 bytes each), the ends repeated. */
+static void smooth_row(uint8_t *p, size_t n)
 {
-	unsigned prev = p[0], cur;
+	unsigned prev[3] = { p[0], p[1], p[2] };
 	size_t i;
+	int k;
 
 	for (i = 0; i < n; i++) {
-		unsigned next = p[(i + 1 < n ? i + 1 : i) * st];
+		size_t nx = i + 1 < n ? i + 1 : i;
 
-		cur = p[i * st];
-		p[i * st] = (uint8_t)((prev + 2 * cur + next + 2) >> 2);
-		prev = cur;
+		for (k = 0; k < 3; k++) {
+			unsigned cur = p[3 * i + (size_t)k];
+
+			p[3 * i + (size_t)k] =
+				(uint8_t)((prev[k] + 2 * cur + p[3 * nx + (size_t)k] + 2) >> 2);
+			prev[k] = cur;
+		}
 	}
 }
 
 void render_smooth(struct render_image *im)
 {
-	size_t w = (size_t)im->width, h = (size_t)im->height, x, y;
-	int k;
+	uint8_t prev[3 * RENDER_MAX_DIM], cur[3 * RENDER_MAX_DIM];
+	size_t w = (size_t)im->width, h = (size_t)im->height, rb = 3 * w, x, y;
 
 	for (y = 0; y < h; y++)
-		for (k = 0; k < 3; k++)
-			smooth_line(im->rgb + 3 * w * y + (size_t)k, w, 3);
-	for (x = 0; x < w; x++)
-		for (k = 0; k < 3; k++)
-			smooth_line(im->rgb + 3 * x + (size_t)k, h, 3 * w);
+		smooth_row(im->rgb + rb * y, w);
+	/* Down the columns, a row at a time: prev holds the row above as it was. */
+	memcpy(prev, im->rgb, rb);
+	for (y = 0; y < h; y++) {
+		uint8_t *row = im->rgb + rb * y;
+		const uint8_t *next = y + 1 < h ? row + rb : row;
+
+		memcpy(cur, row, rb);
+		for (x = 0; x < rb; x++)
+			row[x] = (uint8_t)((prev[x] + 2u * cur[x] + next[x] + 2) >> 2);
+		memcpy(prev, cur, rb);
+	}
 }
 
 /* ======================= Text ======================= */

@@ -141,8 +141,7 @@ void render_draw(const struct render_scene *sc, const struct render_camera *cam,
 /*
  * Smooths im->rgb in place with a [1 2 1] / 4 filter along rows and then
  * columns (edges repeat), which takes the stair steps off the edges of
- * the shapes. Needs no memory: it runs along a row or column carrying two
- * values. Can't fail.
+ * the shapes. Allocates nothing (two rows on the stack). Can't fail.
  */
 void render_smooth(struct render_image *im);
 
