@@ -273,8 +273,8 @@ static int enc_open(struct enc *e, const char *path, int w, int h,
 	e->cc->color_trc = AVCOL_TRC_SMPTE170M;
 	e->cc->color_range = AVCOL_RANGE_MPEG;
 	snprintf(crf, sizeof(crf), "%d", o->crf);
-	av_opt_set(e->cc->priv_data, "preset", "faster", 0);
-	av_opt_set(e->cc->priv_data, "tune", "animation", 0);
+	/* veryfast: on these flat-shaded frames as small as medium at a third of the time. */
+	av_opt_set(e->cc->priv_data, "preset", "veryfast", 0);
 	av_opt_set(e->cc->priv_data, "crf", crf, 0);
 	r = avcodec_open2(e->cc, codec, NULL);
 	if (r < 0)
