@@ -69,7 +69,7 @@ static float v3_dot(const float *a, const float *b)
 
 static void m3_mulv(const float *m, const float *v, float *o)
 {
-	int r;
+	size_t r;
 
 	for (r = 0; r < 3; r++)
 		o[r] = m[3 * r] * v[0] + m[3 * r + 1] * v[1] + m[3 * r + 2] * v[2];
@@ -383,7 +383,7 @@ static void xform_make(const struct pose *cam, const struct pose *obj, struct xf
 {
 	static const float zero[3] = { 0, 0, 0 }, unit[4] = { 0, 0, 0, 1 };
 	float rwc[9], rcw[9], d[3];
-	int r, c;
+	size_t r, c;
 
 	m3_from_quat(cam->q, rwc);
 	for (r = 0; r < 3; r++)

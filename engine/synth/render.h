@@ -145,6 +145,9 @@ void render_draw(const struct render_scene *sc, const struct render_camera *cam,
  */
 void render_smooth(struct render_image *im);
 
+/* Pixels an object must cover to get its label. */
+#define RENDER_LABEL_MIN_PX 30
+
 /*
  * Draws the label of every labelled object that covers at least
  * RENDER_LABEL_MIN_PX pixels of im->ids (so im must hold a frame that
@@ -154,7 +157,6 @@ void render_smooth(struct render_image *im);
  * first) moves one or two label heights up or down, or is left out.
  * Can't fail.
  */
-#define RENDER_LABEL_MIN_PX 30
 void render_draw_labels(const struct render_scene *sc, struct render_image *im);
 
 /*

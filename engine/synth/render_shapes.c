@@ -654,7 +654,8 @@ static void shape_remote(struct build *b)
 	box(b, -hx, -hy, -hz, hx, hy, hz, b->col);
 	box(b, -0.008f, hy - 0.025f, hz, 0.008f, hy - 0.012f, hz + 0.002f, power);
 	for (k = 0; k < 6; k++) {
-		float x = (k & 1) ? 0.004f : -0.016f, y = hy - 0.05f - 0.022f * (float)(k / 2);
+		int row = k / 2;
+		float x = (k & 1) ? 0.004f : -0.016f, y = hy - 0.05f - 0.022f * (float)row;
 
 		box(b, x, y, hz, x + 0.012f, y + 0.012f, hz + 0.002f, button);
 	}

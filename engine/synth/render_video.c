@@ -27,6 +27,7 @@
 
 /* Frames rendered at once; two batches are in flight (one drawn, one encoded). */
 #define BATCH 8
+#define NSLOTS ((size_t)2 * BATCH)
 
 /* ======================= Frame times ======================= */
 
@@ -88,7 +89,7 @@ int render_frames(const struct synth_recording *s, const struct render_video_opt
 		  render_sink_fn sink, void *ctx, struct render_video_stats *stats)
 {
 	struct render_scene *sc = NULL;
-	struct slot slots[2 * BATCH];
+	struct slot slots[NSLOTS];
 	struct render_camera cam;
 	size_t n, nb, b, k;
 	double t0 = omp_get_wtime();
@@ -105,7 +106,7 @@ int render_frames(const struct synth_recording *s, const struct render_video_opt
 	cam.cx = s->camera.cx;
 	cam.cy = s->camera.cy;
 	rc = render_scene_from_synth(s, &sc);
-	for (k = 0; k < 2 * BATCH && !rc; k++) {
+	for (k = 0; k < NSLOTS && !rc; k++) {
 		rc = render_image_init(&slots[k].im, cam.width, cam.height);
 		if (!rc) {
 			slots[k].poses = calloc(s->nobjects ? s->nobjects : 1, sizeof(struct pose));
@@ -147,7 +148,7 @@ int render_frames(const struct synth_recording *s, const struct render_video_opt
 		stats->threads = threads;
 	}
 out:
-	for (k = 0; k < 2 * BATCH; k++) {
+	for (k = 0; k < NSLOTS; k++) {
 		render_image_release(&slots[k].im);
 		free(slots[k].poses);
 	}

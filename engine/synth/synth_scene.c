@@ -538,6 +538,7 @@ static int pack_spot(struct synth_recording *s, struct pose *rest, long *on, siz
 	if (!moved)
 		return ENG_ENOMEM;
 	for (j = 0; j < k; j++)
+		/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): on has s->nobjects > k entries */
 		if (on[j] == (long)support) {
 			moved[n++] = j;
 			on[j] = -1;
