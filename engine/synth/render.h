@@ -232,7 +232,9 @@ int render_frames(const struct synth_recording *s, const struct render_video_opt
  * options give the same bytes. Returns 0, ENG_EINVAL (bad options),
  * ENG_ENOMEM or ENG_EIO (the encoder or the file failed; err_msg() names
  * the path and FFmpeg's reason). On failure path may be left partly
- * written. stats may be NULL.
+ * written. stats may be NULL. FFmpeg's log is never printed: this sets
+ * its process-wide log callback to one that keeps the last error of the
+ * calling thread for the message.
  */
 int render_write_video(const struct synth_recording *s, const char *path,
 		       const struct render_video_opts *o, struct render_video_stats *stats);
