@@ -508,7 +508,8 @@ static void raster_tri(struct render_image *im, const struct svert *v0, const st
 				continue;
 			if ((w0 == 0 && !tl0) || (w1 == 0 && !tl1) || (w2 == 0 && !tl2))
 				continue;
-			iz = (float)(((double)w0 * a->iz + (double)w1 * b->iz + (double)w2 * c->iz) *
+			iz = (float)(((double)w0 * (double)a->iz + (double)w1 * (double)b->iz +
+				      (double)w2 * (double)c->iz) *
 				     inv_area);
 			p = row + (size_t)x;
 			if (!(iz > im->inv_depth[p]))
@@ -580,8 +581,10 @@ static void draw_list(const struct tri_list *l, const struct xform *x,
 		if (m < 3)
 			continue;
 		for (k = 0; k < m; k++) {
-			double u = (double)cam->fx * poly[k][0] / poly[k][2] + cam->cx;
-			double v = (double)cam->fy * poly[k][1] / poly[k][2] + cam->cy;
+			double u = (double)cam->fx * (double)poly[k][0] / (double)poly[k][2] +
+				   (double)cam->cx;
+			double v = (double)cam->fy * (double)poly[k][1] / (double)poly[k][2] +
+				   (double)cam->cy;
 
 			if (!(fabs(u) < MAX_COORD && fabs(v) < MAX_COORD))
 				break;

@@ -89,7 +89,8 @@ static size_t covered(const struct render_image *im, uint16_t id, int *x0, int *
 /* The byte the lighting formula gives for channel value c under world normal n. */
 static int shaded(float c, const float n[3])
 {
-	double d = (double)n[0] * LIGHT[0] + (double)n[1] * LIGHT[1] + (double)n[2] * LIGHT[2];
+	double d = (double)n[0] * (double)LIGHT[0] + (double)n[1] * (double)LIGHT[1] +
+		   (double)n[2] * (double)LIGHT[2];
 	double s = 0.5 + 0.5 * d;
 
 	return (int)(c * (float)(0.5 + 0.5 * s * s) * 255.0f + 0.5f);
