@@ -105,7 +105,8 @@ mdat=$(grep -a -b -o mdat "$TMP/v/video.mp4" | head -n 1 | cut -d: -f1)
 [ -n "$moov" ] && [ -n "$mdat" ] && [ "$moov" -lt "$mdat" ] && ok "moov before mdat" ||
 	not_ok "moov at '$moov', mdat at '$mdat'"
 expect_status 0 "inspect the video" "$PROXIMA" inspect "$TMP/v"
-expect_match 'video +"video.mp4", t0 0 ns, 10.00 fps' "$OUT" "inspect lists the video"
+expect_match 'video +"video.mp4" \(h264\), 121 frames, 12.000 s \(0 \.\. 12000000000 ns\), 640x480, 10.00 fps' \
+	"$OUT" "inspect reads the video: 121 frames from 0 to 12 s"
 # The same arguments give the same video, with 1 thread or 2; the streams are
 # those of --no-video; labels change the frames.
 OMP_NUM_THREADS=1 "$PROXIMA" synth --minutes 0.2 --seed 3 -o "$TMP/v1" >/dev/null 2>&1
