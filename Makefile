@@ -35,6 +35,8 @@ I_out       = $(I_recording) -Iengine/store -Iengine/out
 I_all       = $(I_agent) -Iengine/store -Iengine/synth -Iengine/out -Iengine/cmd
 ROOMS       = base recording task llm brain agent store synth out cmd
 CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
+# FFmpeg's libraries decode recordings' videos and encode the rendered video
+# of `proxima synth` (libx264).
 LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd \
 	-lavformat -lavcodec -lswscale -lavutil -lturbojpeg -lzstd -llz4 -lm -fopenmp
 

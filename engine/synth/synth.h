@@ -165,6 +165,28 @@ enum synth_write_flags {
 	SYNTH_WRITE_FORCE = (1 << 0) /* write into a folder that is not empty */
 };
 
+/* Default and bounds of the video frame rate (frames per second). */
+#define SYNTH_VIDEO_FPS 10.0
+#define SYNTH_VIDEO_FPS_MIN 1.0
+#define SYNTH_VIDEO_FPS_MAX 60.0
+
+/* How synth_write_with() writes a recording. Zeroed: as synth_write(s, dir, 0). */
+struct synth_write_opts {
+	unsigned flags;  /* enum synth_write_flags */
+	bool video;      /* also render what the camera sees into video.mp4 */
+	double fps;      /* its frame rate, SYNTH_VIDEO_FPS_MIN..MAX (0: SYNTH_VIDEO_FPS) */
+	bool labels;     /* draw each object's name on it in the video */
+	int threads;     /* render threads (0: every core OpenMP offers) */
+};
+
+/* What the video of a write took. */
+struct synth_write_stats {
+	size_t frames;   /* video frames written (0 without video) */
+	double fps;      /* their rate */
+	double seconds;  /* wall time of rendering and encoding them */
+	int threads;     /* render threads used */
+};
+
 /*
  * Writes s as a native recording into folder dir (created with its
  * parents when missing): recording.json, trajectory.csv, gaze.csv,
@@ -175,6 +197,20 @@ enum synth_write_flags {
  * ENG_EIO, with err_msg() naming the path.
  */
 int synth_write(const struct synth_recording *s, const char *dir, unsigned flags);
+
+/*
+ * synth_write() with options: with o->video it also renders the camera's
+ * view of every frame (engine/synth/render.h: the recording's pinhole
+ * camera, one frame every 1/fps s from the first pose) into video.mp4
+ * (H.264, moov first) and lists it in recording.json as "video":
+ * {"path", "t0_ns", "fps"}; the other files are the bytes synth_write()
+ * gives. The same s and options give the same frames and the same file
+ * whatever the thread count. stats (may be NULL) is filled on success.
+ * Returns as synth_write(), or ENG_EINVAL for bad options; when the
+ * video fails, video.mp4 and recording.json are left as they were.
+ */
+int synth_write_with(const struct synth_recording *s, const char *dir,
+		     const struct synth_write_opts *o, struct synth_write_stats *stats);
 
 /*
  * ======================= Module internals =======================

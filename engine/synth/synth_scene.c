@@ -18,6 +18,8 @@
 #define SPOT_GAP 0.03f
 /* Tries before a top counts as full. */
 #define SPOT_TRIES 200
+/* Grid step of the fallback when the random tries find no room (m). */
+#define GRID_STEP 0.01f
 
 /* Step shorthands: the tables read like the task lists they are. */
 #define PICK(k, d) { SYNTH__PICK, "pick up", (k), NULL, -1, REC_HAND_NONE, 1.1f, (d) }
@@ -428,60 +430,139 @@ static float box_top(const struct synth_object *o)
 	return o->pose.t[2] + o->half[2];
 }
 
-int synth__find_spot(const struct synth_recording *s, const struct pose *rest, const long *on,
-		     size_t item, size_t support, struct synth__rng *rng, struct pose *out)
+/*
+ * The pose of item `it` on top of `sup` at local offset (lx, ly) of the
+ * top, in *cand, and whether it is inside the top SPOT_GAP from its edges
+ * and SPOT_GAP clear of every object j with on[j] == support at rest[j].
+ */
+static bool spot_fits(const struct synth_recording *s, const struct pose *rest, const long *on,
+		      size_t item, size_t support, float lx, float ly, struct pose *cand)
 {
 	static const vec3 zero = { 0, 0, 0 };
 	const struct synth_object *it = &s->objects[item], *sup = &s->objects[support];
+	struct obb ob;
+	vec3 lo, hi, local;
+	size_t j;
+
+	/* Items keep the support's heading (the walls are axis-aligned). */
+	memcpy(cand->q, sup->pose.q, sizeof(cand->q));
+	local[0] = lx;
+	local[1] = ly;
+	local[2] = 0;
+	glm_quat_rotatev(cand->q, local, local);
+	cand->t[0] = sup->pose.t[0] + local[0];
+	cand->t[1] = sup->pose.t[1] + local[1];
+	cand->t[2] = box_top(sup) + it->half[2];
+	obb_from_local(cand, zero, it->half, &ob);
+	obb_aabb(&ob, lo, hi);
+	{
+		/* Inside the top, SPOT_GAP from its edges (the support is axis-aligned). */
+		struct obb sb;
+		vec3 slo, shi;
+
+		obb_from_local(&sup->pose, zero, sup->half, &sb);
+		obb_aabb(&sb, slo, shi);
+		if (lo[0] < slo[0] + SPOT_GAP || hi[0] > shi[0] - SPOT_GAP ||
+		    lo[1] < slo[1] + SPOT_GAP || hi[1] > shi[1] - SPOT_GAP)
+			return false;
+	}
+	for (j = 0; j < s->nobjects; j++) {
+		struct obb jb;
+		vec3 jlo, jhi;
+
+		if (j == item || on[j] != (long)support)
+			continue;
+		obb_from_local(&rest[j], zero, s->objects[j].half, &jb);
+		obb_aabb(&jb, jlo, jhi);
+		if (lo[0] < jhi[0] + SPOT_GAP && jlo[0] < hi[0] + SPOT_GAP &&
+		    lo[1] < jhi[1] + SPOT_GAP && jlo[1] < hi[1] + SPOT_GAP)
+			return false;
+	}
+	return true;
+}
+
+int synth__find_spot(const struct synth_recording *s, const struct pose *rest, const long *on,
+		     size_t item, size_t support, struct synth__rng *rng, struct pose *out)
+{
+	const struct synth_object *sup = &s->objects[support];
 	int tries;
 
 	for (tries = 0; tries < SPOT_TRIES; tries++) {
 		struct pose cand;
-		struct obb ob;
-		vec3 lo, hi, local;
-		size_t j;
-		bool ok = true;
+		float lx = (float)synth__rng_range(rng, -sup->half[0], sup->half[0]);
+		float ly = (float)synth__rng_range(rng, -sup->half[1], sup->half[1]);
 
-		/* Items keep the support's heading (the walls are axis-aligned). */
-		memcpy(cand.q, sup->pose.q, sizeof(cand.q));
-		local[0] = (float)synth__rng_range(rng, -sup->half[0], sup->half[0]);
-		local[1] = (float)synth__rng_range(rng, -sup->half[1], sup->half[1]);
-		local[2] = 0;
-		glm_quat_rotatev(cand.q, local, local);
-		cand.t[0] = sup->pose.t[0] + local[0];
-		cand.t[1] = sup->pose.t[1] + local[1];
-		cand.t[2] = box_top(sup) + it->half[2];
-		obb_from_local(&cand, zero, it->half, &ob);
-		obb_aabb(&ob, lo, hi);
-		{
-			/* Inside the top, SPOT_GAP from its edges (the support is axis-aligned). */
-			struct obb sb;
-			vec3 slo, shi;
-
-			obb_from_local(&sup->pose, zero, sup->half, &sb);
-			obb_aabb(&sb, slo, shi);
-			if (lo[0] < slo[0] + SPOT_GAP || hi[0] > shi[0] - SPOT_GAP ||
-			    lo[1] < slo[1] + SPOT_GAP || hi[1] > shi[1] - SPOT_GAP)
-				continue;
-		}
-		for (j = 0; j < s->nobjects && ok; j++) {
-			struct obb jb;
-			vec3 jlo, jhi;
-
-			if (j == item || on[j] != (long)support)
-				continue;
-			obb_from_local(&rest[j], zero, s->objects[j].half, &jb);
-			obb_aabb(&jb, jlo, jhi);
-			if (lo[0] < jhi[0] + SPOT_GAP && jlo[0] < hi[0] + SPOT_GAP &&
-			    lo[1] < jhi[1] + SPOT_GAP && jlo[1] < hi[1] + SPOT_GAP)
-				ok = false;
-		}
-		if (!ok)
+		if (!spot_fits(s, rest, on, item, support, lx, ly, &cand))
 			continue;
 		*out = cand;
 		return 0;
 	}
 	return ENG_ENOTFOUND;
+}
+
+/*
+ * The first free spot for `item` on `support` on a 1 cm grid over the
+ * top, row by row from the local (-x, -y) corner: for a top where the
+ * random tries found none. Returns 0 or ENG_ENOTFOUND.
+ */
+static int grid_spot(const struct synth_recording *s, const struct pose *rest, const long *on,
+		     size_t item, size_t support, struct pose *out)
+{
+	const struct synth_object *sup = &s->objects[support];
+	int nx = (int)(2 * sup->half[0] / GRID_STEP), ny = (int)(2 * sup->half[1] / GRID_STEP);
+	int ix, iy;
+
+	for (iy = 0; iy <= ny; iy++)
+		for (ix = 0; ix <= nx; ix++)
+			if (spot_fits(s, rest, on, item, support, -sup->half[0] + (float)ix * GRID_STEP,
+				      -sup->half[1] + (float)iy * GRID_STEP, out))
+				return 0;
+	return ENG_ENOTFOUND;
+}
+
+/*
+ * Places item k on `support` when random tries found no room: first on
+ * the grid around the items already there; failing that, takes those
+ * items off, puts k first and packs them back on the grid in their
+ * order. On failure nothing is moved. Returns 0 or ENG_ENOTFOUND.
+ */
+static int pack_spot(struct synth_recording *s, struct pose *rest, long *on, size_t k,
+		     size_t support)
+{
+	size_t j, n = 0, *moved = NULL;
+	int rc;
+
+	if (!grid_spot(s, rest, on, k, support, &s->objects[k].pose))
+		return 0;
+	moved = malloc(s->nobjects * sizeof(*moved));
+	if (!moved)
+		return ENG_ENOMEM;
+	for (j = 0; j < k; j++)
+		/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): on has s->nobjects > k entries */
+		if (on[j] == (long)support) {
+			moved[n++] = j;
+			on[j] = -1;
+		}
+	rc = grid_spot(s, rest, on, k, support, &rest[k]);
+	on[k] = rc ? -1 : (long)support;
+	for (j = 0; j < n && !rc; j++) {
+		rc = grid_spot(s, rest, on, moved[j], support, &rest[moved[j]]);
+		on[moved[j]] = (long)support;
+	}
+	if (rc) {
+		/* Put everything back as it was. */
+		for (j = 0; j < n; j++) {
+			on[moved[j]] = (long)support;
+			rest[moved[j]] = s->objects[moved[j]].pose;
+		}
+		on[k] = -1;
+	} else {
+		for (j = 0; j < n; j++)
+			s->objects[moved[j]].pose = rest[moved[j]];
+		s->objects[k].pose = rest[k];
+	}
+	free(moved);
+	return rc;
 }
 
 static long find_furniture(const struct synth_recording *s, const char *id)
@@ -542,6 +623,12 @@ int synth__build_objects(struct synth_recording *s, const struct synth__scene_tp
 		add_box(s, t->id, t->name, t->category, SYNTH_ITEM, 0, 0, 0, 0, t->sx / 2, t->sy / 2,
 			t->sz / 2);
 		rc = synth__find_spot(s, rest, on, k, (size_t)sup, rng, &s->objects[k].pose);
+		if (rc == ENG_ENOTFOUND)
+			rc = pack_spot(s, rest, on, k, (size_t)sup);
+		if (rc == ENG_ENOMEM) {
+			rc = err_set(ENG_ENOMEM, "synth: out of memory");
+			goto out;
+		}
 		if (rc) {
 			rc = err_set(ENG_EINVAL, "synth: %s: no room for '%s' on '%s'", sc->name,
 				     t->id, t->start);

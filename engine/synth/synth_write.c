@@ -18,6 +18,7 @@
 
 #include "banned.h"
 #include "err.h"
+#include "render.h"
 
 #define PATH_CAP 4096
 
@@ -182,7 +183,14 @@ static void put_pose_csv(struct out *o, const struct pose *p)
 	     (double)p->t[2], (double)p->q[0], (double)p->q[1], (double)p->q[2], (double)p->q[3]);
 }
 
-static void write_recording_json(struct out *o, const struct synth_recording *s)
+/* The video entry of recording.json, or none when v is NULL. */
+struct video_entry {
+	int64_t t0_ns;
+	double fps;
+};
+
+static void write_recording_json(struct out *o, const struct synth_recording *s,
+				 const struct video_entry *v)
 {
 	const struct rec_camera *c = &s->camera;
 
@@ -192,6 +200,9 @@ static void write_recording_json(struct out *o, const struct synth_recording *s)
 	outf(o, "  \"camera\": { \"model\": \"pinhole\", \"width\": %d, \"height\": %d, "
 	     "\"fx\": %.1f, \"fy\": %.1f, \"cx\": %.1f, \"cy\": %.1f },\n", c->width, c->height,
 	     (double)c->fx, (double)c->fy, (double)c->cx, (double)c->cy);
+	if (v)
+		outf(o, "  \"video\": { \"path\": \"video.mp4\", \"t0_ns\": %" PRId64
+		     ", \"fps\": %.6g },\n", v->t0_ns, v->fps);
 	outf(o, "  \"streams\": {\n"
 	     "    \"trajectory\": \"trajectory.csv\",\n"
 	     "    \"gaze\": \"gaze.csv\",\n"
@@ -290,27 +301,83 @@ static void write_actions(struct out *o, const struct synth_recording *s)
 	outf(o, "  ]\n}\n");
 }
 
+/* Renders the video into a temporary file of dir and renames it to video.mp4. */
+static int write_video(const struct synth_recording *s, const char *dir,
+		       const struct synth_write_opts *o, struct synth_write_stats *stats)
+{
+	struct render_video_opts vo = { o->fps > 0 ? o->fps : SYNTH_VIDEO_FPS, o->labels,
+					o->threads, RENDER_DEFAULT_CRF };
+	struct render_video_stats vs;
+	char path[PATH_CAP], tmp[PATH_CAP];
+	int n1 = snprintf(path, sizeof(path), "%s/video.mp4", dir);
+	int n2 = snprintf(tmp, sizeof(tmp), "%s/.video.mp4.tmp", dir);
+	int rc;
+
+	if (n1 < 0 || n2 < 0 || (size_t)n2 >= sizeof(tmp))
+		return err_set(ENG_EINVAL, "'%s': path too long", dir);
+	rc = render_write_video(s, tmp, &vo, &vs);
+	if (rc) {
+		remove(tmp);
+		return rc;
+	}
+	if (rename(tmp, path)) {
+		int e = errno;
+
+		remove(tmp);
+		return err_set(ENG_EIO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+	}
+	stats->frames = vs.frames;
+	stats->fps = vo.fps;
+	stats->seconds = vs.seconds;
+	stats->threads = vs.threads;
+	return 0;
+}
+
 int synth_write(const struct synth_recording *s, const char *dir, unsigned flags)
+{
+	struct synth_write_opts o = { flags, false, 0, false, 0 };
+
+	return synth_write_with(s, dir, &o, NULL);
+}
+
+int synth_write_with(const struct synth_recording *s, const char *dir,
+		     const struct synth_write_opts *opt, struct synth_write_stats *stats)
 {
 	static const char *const names[] = { "recording.json", "trajectory.csv", "gaze.csv",
 					     "objects.json", "object_poses.csv", "actions.json" };
+	struct synth_write_stats st = { 0, 0, 0, 0 };
+	struct video_entry v;
 	struct out *o;
 	size_t i;
 	int rc;
 
-	rc = prepare_dir(dir, flags & SYNTH_WRITE_FORCE);
+	if (opt->video && opt->fps != 0 &&
+	    !(opt->fps >= SYNTH_VIDEO_FPS_MIN && opt->fps <= SYNTH_VIDEO_FPS_MAX))
+		return err_set(ENG_EINVAL, "video: fps %g is not in [%g, %g]", opt->fps,
+			       SYNTH_VIDEO_FPS_MIN, SYNTH_VIDEO_FPS_MAX);
+	rc = prepare_dir(dir, opt->flags & SYNTH_WRITE_FORCE);
 	if (rc)
 		return rc;
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return err_set(ENG_ENOMEM, "synth: out of memory");
-	/* The stream files first and recording.json last: a folder with it is complete. */
+	/*
+	 * The stream files first, then the video, and recording.json last: a
+	 * folder with it is complete.
+	 */
 	for (i = ARRAY_SIZE(names); i-- > 0;) {
+		if (i == 0 && opt->video) {
+			rc = write_video(s, dir, opt, &st);
+			if (rc)
+				break;
+			v.t0_ns = s->traj[0].t_ns;
+			v.fps = st.fps;
+		}
 		rc = out_open(o, dir, names[i]);
 		if (rc)
 			break;
 		switch (i) {
-		case 0: write_recording_json(o, s); break;
+		case 0: write_recording_json(o, s, opt->video ? &v : NULL); break;
 		case 1: write_trajectory(o, s); break;
 		case 2: write_gaze(o, s); break;
 		case 3: write_objects(o, s); break;
@@ -323,5 +390,7 @@ int synth_write(const struct synth_recording *s, const char *dir, unsigned flags
 	}
 	out_abort(o);
 	free(o);
+	if (!rc && stats)
+		*stats = st;
 	return rc;
 }

@@ -17,7 +17,7 @@ q() { sqlite3 -readonly "$@"; }
 # ---- usage errors: nothing is generated
 expect_status 0 "generate --help" "$PROXIMA" generate --help
 expect_match '^usage: proxima generate REC\.\.\. --db F' "$OUT" "help shows the usage"
-expect_status 0 "two-minute kitchen" "$PROXIMA" synth --scene kitchen --minutes 2 --seed 3 -o "$TMP/k"
+expect_status 0 "two-minute kitchen" "$PROXIMA" synth --scene kitchen --minutes 2 --seed 3 --no-video -o "$TMP/k"
 expect_status 2 "no --db" "$PROXIMA" generate "$TMP/k"
 expect_match '^error: --db is required' "$ERR" "missing --db is named"
 expect_status 2 "unknown task" "$PROXIMA" generate "$TMP/k" --db "$TMP/u.db" --tasks intention,cooking
@@ -148,7 +148,7 @@ cmp -s "$TMP/ids.a" "$TMP/ids.a3" && ok "regenerate with the same seed keeps the
 	not_ok "regenerate changed the id set"
 
 # ---- crash safety: kill -9 mid-run, run again, compare with a clean run
-expect_status 0 "ten-minute kitchen" "$PROXIMA" synth --scene kitchen --minutes 10 --seed 5 -o "$TMP/big"
+expect_status 0 "ten-minute kitchen" "$PROXIMA" synth --scene kitchen --minutes 10 --seed 5 --no-video -o "$TMP/big"
 big="$PROXIMA generate $TMP/big --per-task 40 --seed 1 --jobs 2 --quiet"
 expect_status 0 "clean run" $big --db "$TMP/clean.db"
 q "$TMP/clean.db" "select id from qa order by id" >"$TMP/ids.clean"

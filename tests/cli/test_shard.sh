@@ -16,9 +16,9 @@ fi
 q() { sqlite3 -readonly "$@"; }
 
 # ---- three small recordings
-expect_status 0 "synth kitchen" "$PROXIMA" synth --scene kitchen --minutes 0.5 --seed 1 -o "$TMP/r1"
-expect_status 0 "synth apartment" "$PROXIMA" synth --scene apartment --minutes 0.5 --seed 2 -o "$TMP/r2"
-expect_status 0 "synth office" "$PROXIMA" synth --scene office --minutes 0.5 --seed 3 -o "$TMP/r3"
+expect_status 0 "synth kitchen" "$PROXIMA" synth --scene kitchen --minutes 0.5 --seed 1 --no-video -o "$TMP/r1"
+expect_status 0 "synth apartment" "$PROXIMA" synth --scene apartment --minutes 0.5 --seed 2 --no-video -o "$TMP/r2"
+expect_status 0 "synth office" "$PROXIMA" synth --scene office --minutes 0.5 --seed 3 --no-video -o "$TMP/r3"
 ids=""
 for r in r1 r2 r3; do
 	ids="$ids $(sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' "$TMP/$r/recording.json" | head -n 1)"
