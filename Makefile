@@ -47,7 +47,7 @@ SANFLAGS  = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 GEOM_SRC   := $(wildcard geometry/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
 ENGINE_SRC := $(filter-out engine/cmd/main.c,$(wildcard $(ROOMS:%=engine/%/*.c)))
-EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js))
+EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js engine/out/*.py))
 LIB_SRC    := $(GEOM_SRC) $(TOOLS_SRC) $(ENGINE_SRC)
 TOOL_SCHEMAS := $(sort $(filter-out schemas/tools/submit_qa.json,$(wildcard schemas/tools/*.json)))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o $(BUILD)/gen/version.o \

@@ -6,6 +6,8 @@
         of N multiple-choice and N/4 chain samples), DIR/responses.jsonl (raw
         model texts for it) and DIR/results.json (an EgoProx results file:
         the key with "answer" values of every JSON type)
+    eval_adversarial.py respond EGOPROX.json SEED OUT.jsonl
+        adversarial raw responses for the samples of an existing EgoProx key
     eval_adversarial.py compare PROXIMA_JSON REF_JSON
         exits 0 when proxima's "egoprox" figures equal the reference's,
         printing the differences otherwise
@@ -156,6 +158,19 @@ def make(out, seed, count):
         json.dump(results, f, ensure_ascii=False, indent=1)
 
 
+def respond(key_path, seed, out):
+    rnd = random.Random(seed)
+    key = json.load(open(key_path, encoding="utf-8"))
+    with open(out, "w", encoding="utf-8") as f:
+        for smp in key:
+            if smp["source"] == "Chain of Actions":
+                text = chain_text(rnd, smp["correct_answer"][rnd.randrange(len(smp["correct_answer"]))])
+            else:
+                right = smp["correct_option"]
+                text = mc_text(rnd, [right, right, "A", "B", "C", "D", "E"])
+            f.write(json.dumps({"id": smp["id"], "response": text}) + "\n")
+
+
 def compare(proxima_path, ref_path):
     with open(proxima_path, encoding="utf-8") as f:
         got = json.load(f)["egoprox"]
@@ -182,6 +197,9 @@ def compare(proxima_path, ref_path):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "make":
         make(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        sys.exit(0)
+    if len(sys.argv) == 5 and sys.argv[1] == "respond":
+        respond(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "compare":
         sys.exit(compare(sys.argv[2], sys.argv[3]))

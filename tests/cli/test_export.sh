@@ -76,7 +76,7 @@ assert b1["question"].startswith("In which direction") and b1["question_original
 assert b1["review"]["status"] == "edited" and b1["review"]["notes"] == ["reworded"]
 compile(open(d + "/lmms-eval/utils.py").read(), "utils.py", "exec")
 lv = json.load(open(d + "/llava/llava.json"))
-assert lv[0]["conversations"][0]["value"].startswith("<video>\n")
+assert lv[0]["conversations"][0]["value"].startswith("<image>\n") and lv[0]["image"][0].startswith("Frames/")
 EOF
 	then ok "exports parse and hold the fields (python3)"; else not_ok "exports parse and hold the fields (python3)"; fi
 fi
