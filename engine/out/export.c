@@ -1566,7 +1566,8 @@ static int ids_digest(struct exporter *x)
 	size_t i;
 	int rc;
 
-	qsort(x->ids, x->nids, sizeof(*x->ids), cmp_str);
+	if (x->nids) /* qsort(NULL, 0, ...) is undefined */
+		qsort(x->ids, x->nids, sizeof(*x->ids), cmp_str);
 	rc = hash_new(&h);
 	for (i = 0; !rc && i < x->nids; i++) {
 		rc = hash_add(h, x->ids[i], strlen(x->ids[i]));
