@@ -35,7 +35,8 @@ I_out       = $(I_recording) -Iengine/store -Iengine/llm -Iengine/out
 I_all       = $(I_agent) -Iengine/store -Iengine/synth -Iengine/out -Iengine/cmd
 ROOMS       = base recording task llm brain agent store synth out cmd
 CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
-LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp
+LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd \
+	-lavformat -lavcodec -lswscale -lavutil -lturbojpeg -lzstd -llz4 -lm -fopenmp
 
 BUILD    ?= build
 VERSION  := 0.2.0
@@ -60,7 +61,7 @@ STUB_BIN   := $(if $(STUB_SRC),$(BUILD)/tests/llm_stub)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check bench demo clean lint fuzz print-inc install man
+.PHONY: all deps test check bench demo clean lint fuzz print-inc print-libs install man
 all: deps $(BUILD)/proxima proxima
 
 deps:
@@ -179,9 +180,13 @@ install: all $(BUILD)/proxima.1
 	install -m 0644 $(BUILD)/proxima.1 $(DESTDIR)$(PREFIX)/share/man/man1/proxima.1
 	install -m 0644 $(wildcard web/*.html web/*.css web/*.js) $(DESTDIR)$(PREFIX)/share/proxima/web/
 
-# The include flags of every room, for scripts that compile outside make.
+# The include flags of every room, and the libraries, for scripts that
+# compile outside make (tests/fuzz/run.sh, tests/cli/test_fuzz.sh).
 print-inc:
 	@echo $(I_all)
+
+print-libs:
+	@echo $(LDLIBS)
 
 clean:
 	rm -rf build build-check build-fuzz proxima

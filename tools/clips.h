@@ -60,6 +60,9 @@ struct clip_cand {
 	int kind;          /* enum interaction_kind */
 	long action;       /* action index, -1 */
 	float move_m;      /* motion distance, NAN without a motion */
+	bool place;        /* the action puts a held object down */
+	int64_t loc_t;     /* when the object is where the question asks: the
+			      interaction's start, or a placing action's end */
 	/* chain */
 	int k;
 	size_t first_obs, nobs, first_future;

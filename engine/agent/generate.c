@@ -19,6 +19,8 @@
 #include "hash.h"
 #include "jsonfile.h"
 #include "recording.h"
+#include "rng.h"
+#include "truth.h"
 #include "registry.h"
 #include "store.h"
 
@@ -285,6 +287,33 @@ static int hold(struct run *r, size_t ri, int group, struct agent_result *res)
 	return 0;
 }
 
+/*
+ * The letter of the key of the k-th QA a stream uses: blocks of n QAs
+ * take the n letters in a seeded random order, so each group of each
+ * recording spreads its keys evenly over the letters, at any --jobs.
+ */
+static int balanced_letter(const char *rec_id, int group, uint64_t seed, int k, int n)
+{
+	int perm[16], i, block = k / n;
+	uint64_t h = rng_mix64(seed ^ 0x6c657474657273ULL) ^ (uint64_t)group * 0x9e3779b97f4a7c15ULL;
+	const char *c;
+
+	if (n < 2 || n > 16)
+		return -1;
+	for (c = rec_id; *c; c++)
+		h = rng_mix64(h ^ (unsigned char)*c);
+	h = rng_mix64(h ^ (uint64_t)block);
+	for (i = 0; i < n; i++)
+		perm[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		int j = (int)rng_below(&h, (uint64_t)i + 1), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	return perm[k % n];
+}
+
 /* Whether the stream uses this result: closes on the quota; duplicates are skipped. */
 static bool take(struct stream *s, const struct agent_result *res, int per_task)
 {
@@ -335,7 +364,14 @@ static void consume(struct run *r, size_t ri, int group)
 		d.prompt_tokens += res->prompt_tokens;
 		d.completion_tokens += res->completion_tokens;
 		if (take(s, res, r->p->per_task)) {
-			if (r->p->regenerate) {
+			if (res->status == AGENT_QA && res->qa.answer_index >= 0) {
+				int n = r->p->agent.truth.qc.n_options;
+
+				rc = truth_place_key(&res->qa, balanced_letter(r->recs[ri].id, group,
+									       r->p->seed,
+									       s->produced - 1, n));
+			}
+			if (!rc && r->p->regenerate) {
 				/* counted like a write; written at the end */
 				if (res->status == AGENT_QA)
 					d.by_group[group]++;
@@ -350,7 +386,7 @@ static void consume(struct run *r, size_t ri, int group)
 								 group, res);
 				}
 				rc = hold(r, ri, group, res);
-			} else {
+			} else if (!rc) {
 				if (!open_tx) {
 					rc = store_begin(r->st);
 					open_tx = !rc;

@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Exports of reviewed QA sets (EgoProx, JSONL, lmms-eval, VLMEvalKit,
- * Label Studio, LLaVA) with a manifest, and frame extraction through
- * ffmpeg run with an argument vector (posix_spawnp, never a shell).
+ * Label Studio, LLaVA) with a manifest, and the clip frames written in
+ * one pass over each recording's video (engine/recording/video.h).
  */
 #include "export.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,8 +25,7 @@
 #include "err.h"
 #include "recording.h"
 #include "store.h"
-
-extern char **environ;
+#include "video.h"
 
 /* ============================== Formats ============================== */
 
@@ -377,125 +373,43 @@ static void now_iso(char *out, size_t size)
 	snprintf(out, size, "%s.%03dZ", b, (int)(ts.tv_nsec / 1000000));
 }
 
-/* ============================== ffmpeg ============================== */
+/* ============================== The exporter ============================== */
 
 /*
- * Extracts the frame at t_s seconds of `video` into out_path as JPEG (at
- * most 640 px wide, EgoProx's frame width) by running ffmpeg with an
- * argument vector. Its stderr is read through a pipe; the first line goes
- * into the error message.
+ * A VLMEvalKit image cell written as a placeholder: the frames are written
+ * after the rows of their recording (one pass per video), so the base64
+ * goes in once the export has them (vlm_fill).
  */
-static int ffmpeg_frame(const char *prog, const char *video, double t_s,
-			const char *out_path)
-{
-	const char *args[] = { prog, "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-			       "-ss", NULL, "-i", video, "-frames:v", "1",
-			       "-vf", "scale='min(640,iw)':-2", "-q:v", "2", out_path };
-	char ts[32], store[3 * PATH_MAX], msg[512] = "";
-	char *argv[ARRAY_SIZE(args) + 1];
-	size_t i, used = 0, mlen = 0;
-	posix_spawn_file_actions_t fa;
-	int pfd[2] = { -1, -1 }, status = 0, rc = 0, e, fa_ok = 0;
-	pid_t pid = -1;
-	struct stat sb;
-
-	snprintf(ts, sizeof(ts), "%.6f", t_s);
-	args[7] = ts;
-	for (i = 0; i < ARRAY_SIZE(args); i++) {
-		size_t n = strlen(args[i]) + 1;
-
-		if (used + n > sizeof(store))
-			return err_set(ENG_EINVAL, "'%s': path too long", video);
-		memcpy(store + used, args[i], n);
-		argv[i] = store + used;
-		used += n;
-	}
-	argv[ARRAY_SIZE(args)] = NULL;
-	unlink(out_path);
-	if (pipe(pfd)) {
-		e = errno;
-		return err_set(ENG_EIO, "pipe: %s", strerror(e));
-	}
-	if (posix_spawn_file_actions_init(&fa)) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	fa_ok = 1;
-	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
-	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
-	    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2) ||
-	    posix_spawn_file_actions_addclose(&fa, pfd[0]) ||
-	    posix_spawn_file_actions_addclose(&fa, pfd[1])) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	e = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
-	if (e) {
-		pid = -1;
-		rc = err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO,
-			     "cannot run '%s': %s (install ffmpeg, or export without --frames)",
-			     prog, strerror(e));
-		goto out;
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	for (;;) {
-		char b[256];
-		ssize_t n = read(pfd[0], b, sizeof(b));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (mlen + 1 < sizeof(msg)) {
-			size_t k = (size_t)n < sizeof(msg) - 1 - mlen ? (size_t)n : sizeof(msg) - 1 - mlen;
-
-			memcpy(msg + mlen, b, k);
-			mlen += k;
-			msg[mlen] = '\0';
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			e = errno;
-			rc = err_set(ENG_EIO, "waitpid: %s", strerror(e));
-			goto out;
-		}
-	}
-	pid = -1;
-	msg[strcspn(msg, "\r\n")] = '\0';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		rc = err_set(ENG_ENOENT, "cannot run '%s' (install ffmpeg, or export without --frames)",
-			     prog);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		rc = err_set(ENG_EIO, "ffmpeg failed (status %d)%s%s", WIFEXITED(status) ?
-			     WEXITSTATUS(status) : -1, *msg ? ": " : "", msg);
-	} else if (stat(out_path, &sb) || sb.st_size == 0) {
-		rc = err_set(ENG_EIO, "ffmpeg wrote no frame (time past the end of the video?)%s%s",
-			     *msg ? ": " : "", msg);
-	}
-out:
-	if (fa_ok)
-		posix_spawn_file_actions_destroy(&fa);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	return rc;
-}
-
-/* ============================== The exporter ============================== */
+struct vlm_hole {
+	long offset;        /* of the placeholder in the records file */
+	char id[64];        /* the QA */
+	int nframes;
+};
 
 /* Bits of struct exporter.seen: one per EgoProx MC source, and chains. */
 #define SEEN_CHAIN (1u << 6)
 #define SEEN_MC (1u << 7)    /* any multiple-choice QA */
 
-/* The video of the recording last looked up. */
+
+/* A frame waiting to be written by the one pass over its recording's video. */
+struct frame_job {
+	int64_t t_ns;       /* device time */
+	char *path;         /* DIR/Frames/<id>/NNN.jpg */
+};
+
+/*
+ * The video of the recording last looked up, and the frames asked of it
+ * so far: QAs come grouped by recording, and its frames are written in
+ * one pass when the next recording comes or the export ends.
+ */
 struct video_cache {
 	char *rec_id;       /* recording looked up, or NULL */
 	char *video;        /* its video file, or NULL */
 	int64_t t0_ns;      /* device time of the video's first frame */
-	double fps;         /* 0 when unknown */
+	struct recording *rec;  /* the recording, while its video is open */
+	struct video *v;        /* its video, or NULL */
+	struct frame_job *jobs; /* frames to write */
+	size_t njobs, capjobs;
 };
 
 struct exporter {
@@ -517,6 +431,8 @@ struct exporter {
 	cJSON *recordings;   /* manifest frames.recordings */
 	int oom;
 	unsigned seen;       /* SEEN_* bits: the EgoProx sources written */
+	struct vlm_hole *holes; /* VLMEvalKit: image cells to fill once the frames exist */
+	size_t nholes, capholes;
 	struct video_cache vc;
 	struct export_summary sum;
 	struct buf line;     /* one record's text */
@@ -611,11 +527,72 @@ static int item_init(struct exporter *x, const struct store_qa *qa, struct item 
 	return 0;
 }
 
-/* Looks up (and caches) the video of recording rec_id. */
+/*
+ * Writes the frames queued for the current recording in one pass over
+ * its video (video_extract sorts their times and decodes forward once).
+ */
+static int frames_flush(struct exporter *x)
+{
+	struct video_cache *vc = &x->vc;
+	struct video_shot *shots = NULL;
+	int64_t *t = NULL;
+	const char **paths = NULL;
+	size_t i, n = vc->njobs;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	paths = malloc(n * sizeof(*paths));
+	shots = calloc(n, sizeof(*shots));
+	if (!t || !paths || !shots) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		t[i] = vc->jobs[i].t_ns;
+		paths[i] = vc->jobs[i].path;
+	}
+	rc = video_extract(vc->v, t, n, VIDEO_DEFAULT_WIDTH, paths, shots);
+	if (rc) {
+		char m[1024];
+
+		snprintf(m, sizeof(m), "%s", err_msg());
+		rc = err_set(rc, "recording '%s': frames of %zu QAs from '%s': %s", vc->rec_id,
+			     n / (size_t)(x->p->frames > 0 ? x->p->frames : 1), vc->video, m);
+		goto out;
+	}
+	x->sum.frames_written += n;
+out:
+	for (i = 0; i < n; i++)
+		free(vc->jobs[i].path);
+	vc->njobs = 0;
+	free(t);
+	free(paths);
+	free(shots);
+	return rc;
+}
+
+/* Writes what is queued and forgets the current recording. */
+static int video_drop(struct exporter *x)
+{
+	struct video_cache *vc = &x->vc;
+	int rc = frames_flush(x);
+
+	video_close(vc->v);
+	recording_free(vc->rec);
+	free(vc->rec_id);
+	free(vc->video);
+	free(vc->jobs);
+	memset(vc, 0, sizeof(*vc));
+	return rc;
+}
+
+/* Looks up (and caches) the video of recording rec_id, and opens it. */
 static int video_lookup(struct exporter *x, const char *rec_id)
 {
 	struct video_cache *vc = &x->vc;
-	struct recording *rec = NULL;
+	struct video_info vi;
 	cJSON *r = NULL, *info = NULL;
 	const char *root, *why = NULL;
 	char whyb[600];
@@ -623,9 +600,9 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 
 	if (vc->rec_id && !strcmp(vc->rec_id, rec_id))
 		return 0;
-	free(vc->rec_id);
-	free(vc->video);
-	memset(vc, 0, sizeof(*vc));
+	rc = video_drop(x);
+	if (rc)
+		return rc;
 	vc->rec_id = strdup(rec_id);
 	if (!vc->rec_id)
 		return ENG_ENOMEM;
@@ -636,33 +613,37 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 	if (!root) {
 		why = "the store has no folder for this recording";
 	} else {
-		rc = recording_load(root, REC_LAYOUT_AUTO, &rec);
+		rc = recording_load(root, REC_LAYOUT_AUTO, &vc->rec);
 		if (rc) {
 			snprintf(whyb, sizeof(whyb), "cannot load '%s': %s", root,
 				 *err_msg() ? err_msg() : eng_strerror(rc));
 			why = whyb;
 			rc = 0;
-		} else if (!rec->video.path) {
+		} else if (!vc->rec->video.path) {
 			why = "the recording has no video";
-		} else {
-			size_t n = strlen(rec->root) + strlen(rec->video.path) + 2;
+		} else if (snprintf(whyb, sizeof(whyb), "%s/%s", vc->rec->root, vc->rec->video.path) > 0 &&
+			   vc->rec->video.path[0] != '/' && access(whyb, R_OK)) {
+			char path[sizeof(whyb)];
 
-			vc->video = malloc(n);
-			if (!vc->video) {
-				rc = ENG_ENOMEM;
+			memcpy(path, whyb, sizeof(path));
+			snprintf(whyb, sizeof(whyb), "video '%.500s' cannot be read", path);
+			why = whyb;
+		} else {
+			rc = video_open(vc->rec, &vc->v);
+			if (rc == ENG_ENOMEM)
 				goto out;
-			}
-			if (rec->video.path[0] == '/')
-				snprintf(vc->video, n, "%s", rec->video.path);
-			else
-				snprintf(vc->video, n, "%s/%s", rec->root, rec->video.path);
-			vc->t0_ns = rec->video.t0_ns;
-			vc->fps = rec->video.fps;
-			if (access(vc->video, R_OK)) {
-				snprintf(whyb, sizeof(whyb), "video '%s' cannot be read", vc->video);
+			if (rc) {
+				snprintf(whyb, sizeof(whyb), "%s", *err_msg() ? err_msg() : eng_strerror(rc));
 				why = whyb;
-				free(vc->video);
-				vc->video = NULL;
+				rc = 0;
+			} else {
+				video_get_info(vc->v, &vi);
+				vc->video = strdup(vi.file);
+				if (!vc->video) {
+					rc = ENG_ENOMEM;
+					goto out;
+				}
+				vc->t0_ns = vi.t_first_ns;
 			}
 		}
 	}
@@ -678,7 +659,6 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 	else
 		cJSON_Delete(info);
 out:
-	recording_free(rec);
 	cJSON_Delete(r);
 	return rc;
 }
@@ -734,20 +714,32 @@ video:
 	snprintf(path, sizeof(path), "%s/Frames/%s", x->dir, qa->id);
 	rc = mkdirs(path);
 	for (i = 0; !rc && i < it->nframes; i++) {
-		double t_s = (double)(it->times[i] - it->video_t0) / 1e9;
+		struct video_cache *vc = &x->vc;
+		struct frame_job *j;
+		size_t n = strlen(x->dir) + strlen(qa->id) + 24;
 
-		snprintf(path, sizeof(path), "%s/Frames/%s/%03d.jpg", x->dir, qa->id, i + 1);
-		rc = ffmpeg_frame(x->p->ffmpeg ? x->p->ffmpeg : "ffmpeg", it->video,
-				  t_s < 0 ? 0 : t_s, path);
-		if (rc) {
-			char m[1024];
+		if (vc->njobs == vc->capjobs) {
+			size_t cap = vc->capjobs ? 2 * vc->capjobs : 64;
+			struct frame_job *nj = realloc(vc->jobs, cap * sizeof(*nj));
 
-			snprintf(m, sizeof(m), "%s", err_msg());
-			return err_set(rc, "qa '%s': frame %d at %" PRId64 " ns (%.3f s into '%s'): %s",
-				       qa->id, i + 1, it->times[i], t_s, it->video, m);
+			if (!nj) {
+				rc = ENG_ENOMEM;
+				break;
+			}
+			vc->jobs = nj;
+			vc->capjobs = cap;
 		}
-		x->sum.frames_written++;
+		j = &vc->jobs[vc->njobs];
+		j->path = malloc(n);
+		if (!j->path) {
+			rc = ENG_ENOMEM;
+			break;
+		}
+		snprintf(j->path, n, "%s/Frames/%s/%03d.jpg", x->dir, qa->id, i + 1);
+		j->t_ns = it->times[i];
+		vc->njobs++;
 	}
+	/* written by frames_flush(); an export whose frames fail fails as a whole */
 	it->extracted = !rc;
 	return rc;
 }
@@ -1049,6 +1041,15 @@ static cJSON *rec_lmms(struct exporter *x, const struct item *it)
 	return r;
 }
 
+/* The video's nominal frame rate, or 24 (Label Studio's default) when unknown. */
+static double video_fps(const struct video *v)
+{
+	struct video_info vi;
+
+	video_get_info(v, &vi);
+	return vi.fps > 0 ? vi.fps : 24;
+}
+
 /* Appends s percent-encoded for a query value: unreserved characters and '/' stay. */
 static int url_escape(struct buf *b, const char *s)
 {
@@ -1157,8 +1158,8 @@ static cJSON *rec_labelstudio(struct exporter *x, const struct item *it, int *rc
 		j_add(oom, d, "clip_end_s", cJSON_CreateNull());
 		j_str(oom, d, "clip_text", "No video: see the frames");
 	}
-	/* the recording's rate, else Label Studio's own default */
-	j_num(oom, d, "fps", x->vc.video && x->vc.fps > 0 ? x->vc.fps : 24);
+	/* the video's rate, else Label Studio's own default */
+	j_num(oom, d, "fps", it->video && x->vc.v ? video_fps(x->vc.v) : 24);
 	j_add(oom, d, "frames", frame_list(oom, it));
 	buf_release(&b);
 	return r;
@@ -1265,16 +1266,16 @@ static const char *vlm_refuse(const struct exporter *x, const struct item *it)
 	return NULL;
 }
 
-/* Appends the frame file's bytes as base64 and links it under images/NAME/<id>/. */
-static int vlm_image(struct exporter *x, const struct item *it, int i, struct buf *b)
+/* Writes frame i of QA id as base64 to out and links it under images/NAME/<id>/. */
+static int vlm_image(struct exporter *x, const char *id, int i, FILE *out)
 {
 	char src[PATH_MAX], dst[PATH_MAX];
 	struct buf f;
 	unsigned char *enc = NULL;
 	int rc, n, e;
 
-	snprintf(src, sizeof(src), "%s/Frames/%s/%03d.jpg", x->dir, it->qa->id, i + 1);
-	snprintf(dst, sizeof(dst), "%s/images/" VLM_NAME "/%s", x->dir, it->qa->id);
+	snprintf(src, sizeof(src), "%s/Frames/%s/%03d.jpg", x->dir, id, i + 1);
+	snprintf(dst, sizeof(dst), "%s/images/" VLM_NAME "/%s", x->dir, id);
 	buf_init(&f, (size_t)64 << 20);
 	rc = buf_read_file(&f, src);
 	if (rc) {
@@ -1291,11 +1292,15 @@ static int vlm_image(struct exporter *x, const struct item *it, int i, struct bu
 		goto out;
 	}
 	n = EVP_EncodeBlock(enc, (const unsigned char *)f.ptr, (int)f.len);
-	rc = buf_add(b, enc, (size_t)n);
-	rc = rc ? rc : mkdirs(dst);
+	if (fwrite(enc, 1, (size_t)n, out) != (size_t)n) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': write failed: %s", x->final_path, strerror(e));
+		goto out;
+	}
+	rc = mkdirs(dst);
 	if (rc)
 		goto out;
-	snprintf(dst, sizeof(dst), "%s/images/" VLM_NAME "/%s/%03d.jpg", x->dir, it->qa->id, i + 1);
+	snprintf(dst, sizeof(dst), "%s/images/" VLM_NAME "/%s/%03d.jpg", x->dir, id, i + 1);
 	unlink(dst);
 	/* a hard link costs no space; a file system without links gets a copy */
 	if (link(src, dst) && write_file_bytes(dst, f.ptr, f.len)) {
@@ -1306,6 +1311,113 @@ out:
 	free(enc);
 	buf_release(&f);
 	return rc;
+}
+
+/* Copies n bytes (all that is left when n < 0) from in to out. */
+static int copy_bytes(FILE *in, FILE *out, long n)
+{
+	char b[65536];
+
+	while (n != 0) {
+		size_t want = n < 0 || n > (long)sizeof(b) ? sizeof(b) : (size_t)n;
+		size_t got = fread(b, 1, want, in);
+
+		if (!got)
+			return n < 0 && !ferror(in) ? 0 : -1;
+		if (fwrite(b, 1, got, out) != got)
+			return -1;
+		if (n > 0)
+			n -= (long)got;
+	}
+	return 0;
+}
+
+/*
+ * The image cells, once the frames exist: copies the TSV with each
+ * placeholder ("@") replaced by its frames' base64 (a Python list literal
+ * of them for several frames), linking each frame under images/NAME/.
+ */
+static int vlm_fill(struct exporter *x)
+{
+	char tmp[PATH_MAX + 16];
+	FILE *in = NULL, *out = NULL;
+	long at = 0;
+	size_t h;
+	int rc = 0, e, i;
+
+	if (!x->nholes)
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s.images", x->final_path);
+	in = fopen(x->final_path, "rbe");
+	out = in ? fopen(tmp, "wbe") : NULL;
+	if (!in || !out) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': cannot rewrite: %s", x->final_path, strerror(e));
+		goto out;
+	}
+	for (h = 0; !rc && h < x->nholes; h++) {
+		const struct vlm_hole *o = &x->holes[h];
+
+		if (copy_bytes(in, out, o->offset - at) || fgetc(in) != '@') {
+			rc = err_set(ENG_EIO, "'%s': the file changed while it was written",
+				     x->final_path);
+			break;
+		}
+		at = o->offset + 1;
+		if (o->nframes > 1 && fputs("['", out) < 0)
+			rc = ENG_EIO;
+		for (i = 0; !rc && i < o->nframes; i++) {
+			if (i && fputs("', '", out) < 0)
+				rc = ENG_EIO;
+			rc = rc ? rc : vlm_image(x, o->id, i, out);
+		}
+		if (!rc && o->nframes > 1 && fputs("']", out) < 0)
+			rc = ENG_EIO;
+	}
+	if (!rc && copy_bytes(in, out, -1))
+		rc = ENG_EIO;
+	e = fclose(out) ? errno : 0;
+	out = NULL;
+	if (!rc && e)
+		rc = err_set(ENG_EIO, "'%s': write failed: %s", tmp, strerror(e));
+	if (!rc && rename(tmp, x->final_path)) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': cannot rename: %s", x->final_path, strerror(e));
+	}
+	if (rc == ENG_EIO && !*err_msg())
+		rc = err_set(rc, "'%s': write failed", tmp);
+out:
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* Records that the image cell of this row starts `skip` bytes into it. */
+static int vlm_hole_add(struct exporter *x, const struct item *it, size_t skip)
+{
+	long at = ftell(x->fp);
+	struct vlm_hole *o;
+
+	if (at < 0)
+		return err_set(ENG_EIO, "'%s': %s", x->final_path, strerror(errno));
+	if (x->nholes == x->capholes) {
+		size_t cap = x->capholes ? 2 * x->capholes : 64;
+
+		o = realloc(x->holes, cap * sizeof(*o));
+		if (!o)
+			return ENG_ENOMEM;
+		x->holes = o;
+		x->capholes = cap;
+	}
+	o = &x->holes[x->nholes++];
+	o->offset = at + (long)skip;
+	snprintf(o->id, sizeof(o->id), "%s", it->qa->id);
+	o->nframes = it->nframes;
+	return 0;
 }
 
 /* A Python list literal of quoted items (VLMEvalKit's toliststr evaluates it). */
@@ -1327,7 +1439,8 @@ static int vlm_paths(const struct item *it, struct buf *b)
  * characters, or the kit takes it for another row's index) and
  * `image_path` their names, which dump_image() resolves under
  * LMUData/images/NAME/ (it decodes `image` there only when a file is
- * missing or unreadable: the frames are linked there already). Without
+ * missing or unreadable: the frames are linked there already; vlm_fill
+ * writes both once the frames exist). Without
  * extracted frames there is no `image` column: the kit then reads
  * image_path as it is (meta_only), and the rows are not runnable.
  * Columns A..: ImageMCQDataset.build_prompt's options (an empty cell is
@@ -1346,13 +1459,10 @@ static int row_vlmevalkit(struct exporter *x, const struct item *it, struct buf 
 		return rc ? rc : buf_adds(b, "\tanswer\tcategory\tl2-category\tqa_id\n");
 	}
 	rc = buf_addf(b, "%zu\t", x->n);
+	/* the frames are written after their recording's rows: vlm_fill puts them in */
 	if (images) {
-		rc = rc ? rc : buf_adds(b, it->nframes > 1 ? "['" : "");
-		for (i = 0; !rc && i < it->nframes; i++) {
-			rc = i ? buf_adds(b, "', '") : 0;
-			rc = rc ? rc : vlm_image(x, it, i, b);
-		}
-		rc = rc ? rc : buf_adds(b, it->nframes > 1 ? "']\t" : "\t");
+		rc = rc ? rc : vlm_hole_add(x, it, b->len);
+		rc = rc ? rc : buf_adds(b, "@\t");
 	}
 	rc = rc ? rc : vlm_paths(it, b);
 	rc = rc ? rc : buf_add(b, "\t", 1);
@@ -1406,7 +1516,7 @@ static const struct export_ops formats[EXPORT_NFORMAT] = {
 			       .extra_files = { "proxima.yaml", "utils.py" } },
 	[EXPORT_VLMEVALKIT] = { .name = "vlmevalkit", .file = VLM_NAME ".tsv", .mc_only = true,
 				.counts_first = true, .refuse = vlm_refuse,
-				.row = row_vlmevalkit },
+				.row = row_vlmevalkit, .extra = vlm_fill },
 	[EXPORT_LABELSTUDIO] = { .name = "labelstudio", .file = "tasks.json", .array = true,
 				 .mc_only = true, .record = labelstudio_record,
 				 .extra = write_labelstudio_config,
@@ -1885,6 +1995,7 @@ int export_run(struct store *st, const struct export_params *p,
 		rc = rc ? rc : put_text(x, x->line.ptr, x->line.len);
 	}
 	rc = rc ? rc : store_qa_iter(st, &flt, 0, on_qa, x);
+	rc = rc ? rc : frames_flush(x);
 	rc = rc ? rc : close_main(x);
 	rc = rc ? rc : ids_digest(x);
 	if (!rc && ops_of(p->format)->extra)
@@ -1901,8 +2012,11 @@ out:
 	for (i = 0; i < x->nids; i++)
 		free(x->ids[i]);
 	free(x->ids);
-	free(x->vc.rec_id);
-	free(x->vc.video);
+	free(x->holes);
+	for (i = 0; i < x->vc.njobs; i++) /* left over after an error: not written */
+		free(x->vc.jobs[i].path);
+	x->vc.njobs = 0;
+	video_drop(x);
 	free(x->tmp_path);
 	free(x->final_path);
 	free(x->dir);

@@ -27,7 +27,7 @@
 #define MERGE_SRC "merge_src"
 
 /* 1 for a reviewed status; the first key of the QA ranking. */
-#define MERGE_REVIEWED(t) "(" t ".status IN ('approved', 'rejected', 'edited'))"
+#define MERGE_REVIEWED(t) "(" t ".status IN ('approved', 'rejected', 'edited', 'conflict'))"
 
 /* The same run: what a run row holds from its start. */
 #define MERGE_SAME_RUN \
@@ -267,15 +267,18 @@ static int merge_reviews_drops_cache(struct store *st, const char *path,
 		rc = merge_exec(st, path,
 				"INSERT INTO main.reviews (qa_id, reviewer, decision, reason,"
 				" blind_answer_index, edit_before, edit_after, note, started_at,"
-				" decided_at) SELECT r.qa_id, r.reviewer, r.decision, r.reason,"
-				" r.blind_answer_index, r.edit_before, r.edit_after, r.note,"
-				" r.started_at, r.decided_at FROM " MERGE_SRC ".reviews r"
+				" decided_at, adjudication) SELECT r.qa_id, r.reviewer, r.decision,"
+				" r.reason, r.blind_answer_index, r.edit_before, r.edit_after, r.note,"
+				" r.started_at, r.decided_at, r.adjudication FROM " MERGE_SRC ".reviews r"
 				" WHERE NOT EXISTS (SELECT 1 FROM main.reviews m"
 				"  WHERE m.qa_id = r.qa_id AND m.reviewer = r.reviewer"
 				"  AND m.decision = r.decision AND m.decided_at = r.decided_at)"
 				" ORDER BY r.id", "appending reviews", &m->reviews_added);
 	if (!rc)
 		m->reviews_known = n_reviews - m->reviews_added;
+	/* the status follows every reviewer's verdict, from both stores */
+	if (!rc)
+		rc = store__review_derive(st, NULL, NULL);
 	if (!rc)
 		rc = merge_exec(st, path,
 				"INSERT INTO main.drops (run_id, recording_id, category, subtask,"

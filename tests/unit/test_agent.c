@@ -1055,8 +1055,11 @@ static void test_proposed_distractors(void **state)
 	}
 	assert_int_equal(n, F.ap.truth.qc.n_options);
 	assert_int_equal(equal, 1);
-	/* the proposal that keeps the margin (the mirrored side) is used */
-	assert_int_equal(mirrored, 1);
+	/*
+	 * The proposal that keeps the margin (the mirrored side) may stand in
+	 * for a draw of the design, never twice; those that break it never do.
+	 */
+	assert_true(mirrored <= 1);
 	cJSON_Delete(opts);
 	agent_result_release(&r);
 	brain_free(b);
@@ -1372,7 +1375,15 @@ static void test_record_replay_and_cache(void **state)
 			found = 1;
 			la = cJSON_Parse(c[k].local.qa.answer_json);
 			assert_true(cJSON_Compare(jget(a, "answer"), la, 1));
-			assert_int_equal(jget(a, "answer_index")->valueint, c[k].local.qa.answer_index);
+			{
+				/* the run spreads keys over the letters: the key's text is the same */
+				cJSON *lo = cJSON_Parse(c[k].local.qa.options_json);
+
+				assert_string_equal(cJSON_GetArrayItem(jget(a, "options"),
+						    jget(a, "answer_index")->valueint)->valuestring,
+						    cJSON_GetArrayItem(lo, c[k].local.qa.answer_index)->valuestring);
+				cJSON_Delete(lo);
+			}
 			cJSON_Delete(la);
 		}
 		assert_true(found);
