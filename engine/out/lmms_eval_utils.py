@@ -128,7 +128,8 @@ def _edges(key, pred, near):
     hits = 0
     for k, p in zip(key, pred):
         k, p = str(k).upper(), str(p).upper()
-        if p == k or (near and p in set(_NEAR.get(k, k)) and len(k) == 1):
+        allowed = set(_NEAR[k]) if k in _NEAR else {k}
+        if p == k or (near and p in allowed):
             hits += 1
     return hits / float(len(key))
 
