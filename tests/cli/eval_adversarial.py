@@ -62,7 +62,7 @@ def chain_text(rnd, cand):
         nodes = nodes + [7]
     if rnd.random() < 0.5:
         edges = [rnd.choice("ABCDEFGH") for _ in edges]
-    style = rnd.randrange(16)
+    style = rnd.randrange(20)
     n = ",".join(str(x) for x in nodes)
     e = ",".join('"%s"' % x for x in edges)
     if style == 0:
@@ -96,6 +96,17 @@ def chain_text(rnd, cand):
         return rnd.choice(["", "   ", "I am not sure.", "[[]]", "[[ ],[]]", "null", "[1,2]"])
     if style == 14:  # escapes, a valid \t inside an edge string
         return '[[%s],["%s\\t", %s]]' % (n, edges[0], e)
+    # node strings that carry letters: the fallback takes those letters first,
+    # so these tell Python's json.loads from a lenient parser
+    sn = ",".join('"%d %s"' % (x, rnd.choice("abcdefgh")) for x in nodes)
+    if style == 16:  # a raw TAB inside an edge string
+        return '[[%s],["%s\t"%s]]' % (sn, edges[0], "".join(',"%s"' % x for x in edges[1:]))
+    if style == 17:  # trailing text
+        return "[[%s],[%s]] ok" % (sn, e)
+    if style == 18:  # a leading zero in a number node
+        return "[[0%d,%s],[%s]]" % (nodes[0], ",".join('"%d %s"' % (x, rnd.choice("abcdefgh")) for x in nodes[1:]), e)
+    if style == 19:  # a trailing comma
+        return "[[%s],[%s,]]" % (sn, e)
     return "  \u3000[[%s], [%s]]\n" % (n, e)
 
 
