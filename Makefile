@@ -31,7 +31,7 @@ I_brain     = $(I_task) -Iengine/llm -Iengine/brain
 I_agent     = $(I_brain) -Iengine/store -Iengine/agent
 I_store     = $(I_base) -Iengine/store
 I_synth     = $(I_recording) -Iengine/synth
-I_out       = $(I_recording) -Iengine/store -Iengine/out
+I_out       = $(I_recording) -Iengine/store -Iengine/llm -Iengine/out
 I_all       = $(I_agent) -Iengine/store -Iengine/synth -Iengine/out -Iengine/cmd
 ROOMS       = base recording task llm brain agent store synth out cmd
 CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
@@ -50,7 +50,7 @@ SANFLAGS  = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 GEOM_SRC   := $(wildcard geometry/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
 ENGINE_SRC := $(filter-out engine/cmd/main.c,$(wildcard $(ROOMS:%=engine/%/*.c)))
-EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js))
+EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js engine/out/*.py))
 LIB_SRC    := $(GEOM_SRC) $(TOOLS_SRC) $(ENGINE_SRC)
 TOOL_SCHEMAS := $(sort $(filter-out schemas/tools/submit_qa.json,$(wildcard schemas/tools/*.json)))
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o $(BUILD)/gen/version.o \

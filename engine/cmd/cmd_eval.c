@@ -22,19 +22,23 @@ static const char eval_usage[] =
 	"                    --predictions FILE [--json]\n"
 	"       proxima eval --predictions RESULTS.json [--json]\n"
 	"\n"
-	"Scores answers with EgoProx's evaluate.py semantics: accuracy per group for\n"
-	"multiple choice (the last \"The correct answer is X\" of free text, or a bare\n"
-	"letter; anything else is wrong), Act-Acc, Rel-Acc-S and Rel-Acc-L for chains\n"
-	"of actions (unparsable answers and wrong node counts leave the denominator),\n"
-	"chance levels, and missing answers. docs/export.md gives the rules.\n"
+	"Scores answers exactly as EgoProx does. An \"answer\" (the field of EgoProx's\n"
+	"results files) is compared as evaluate.py compares it: answer == correct_option.\n"
+	"A \"response\" (the model's raw text, as proxima predict writes it) first goes\n"
+	"through parse_answer_letter of EgoProx's inference scripts (the last \"The\n"
+	"correct answer is X\", X in A-E), as in the infer-then-evaluate pipeline.\n"
+	"Chains of actions get Act-Acc, Rel-Acc-S and Rel-Acc-L as evaluate.py computes\n"
+	"them (unparsable and wrong-length answers leave the denominator). Beside them,\n"
+	"under other names: a lenient letter parse, a strict chain score (those answers\n"
+	"count as wrong), chance levels, missing answers. docs/export.md gives the rules.\n"
 	"\n"
 	"  --export DIR       the key: an export folder (format egoprox or jsonl)\n"
 	"  --db FILE          the key: the QAs of a store (read-only)\n"
 	"  --status LIST      with --db: statuses (default approved,edited)\n"
 	"  --tasks LIST       with --db: tasks, as for export\n"
-	"  --predictions FILE JSONL of {\"id\", \"answer\"}, or an EgoProx results file\n"
-	"                     (the EgoProx array with \"answer\" fields); a results\n"
-	"                     file alone is its own key\n"
+	"  --predictions FILE JSONL of {\"id\", \"response\"} or {\"id\", \"answer\"}, or an\n"
+	"                     EgoProx results file (the EgoProx array with \"answer\"\n"
+	"                     fields); a results file alone is its own key\n"
 	"  --json             print the scores as JSON\n"
 	"  -h, --help         show this help\n";
 
@@ -45,13 +49,72 @@ static double num(const cJSON *o, const char *k)
 	return cJSON_IsNumber(v) ? v->valuedouble : (double)NAN;
 }
 
-/* evaluate.py's pct(): "42.86%", or "-" for null. */
+/* evaluate.py's pct(): "42.86%"; none as its em dash for an empty group. */
 static void pct(char *out, size_t size, double v)
 {
 	if (isnan(v))
-		snprintf(out, size, "-");
+		snprintf(out, size, "\xe2\x80\x94");
 	else
 		snprintf(out, size, "%.2f%%", v * 100);
+}
+
+static int is_chain(const cJSON *g)
+{
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "kind"));
+
+	return kind && !strcmp(kind, "chain");
+}
+
+static void print_mc(const cJSON *groups, int w)
+{
+	const cJSON *g;
+	char a[32], b[32], c[32];
+
+	printf("%-*s %6s %8s %9s %8s %8s %9s %9s\n", w, "group", "n", "correct", "accuracy",
+	       "chance", "missing", "unparsed", "lenient");
+	cJSON_ArrayForEach(g, groups) {
+		if (is_chain(g))
+			continue;
+		pct(a, sizeof(a), num(g, "accuracy"));
+		pct(b, sizeof(b), num(g, "chance"));
+		pct(c, sizeof(c), num(g, "lenient_accuracy"));
+		printf("%-*s %6.0f %8.0f %9s %8s %8.0f %9.0f %9s\n", w, g->string, num(g, "n"),
+		       num(g, "correct"), a, b, num(g, "missing"), num(g, "unparsed"), c);
+	}
+	printf("(accuracy: EgoProx's rule; lenient: proxima's wider letter parse, not an "
+	       "EgoProx figure)\n\n");
+}
+
+static void print_chains(const cJSON *groups, int w)
+{
+	const cJSON *g;
+	char a[32], b[32], c[32];
+
+	printf("%-*s %6s %9s %8s %9s %9s %10s %6s %7s\n", w, "chain group", "n", "evaluated",
+	       "Act-Acc", "Rel-Acc-S", "Rel-Acc-L", "unparsable", "length", "missing");
+	cJSON_ArrayForEach(g, groups) {
+		const cJSON *cc = cJSON_GetObjectItemCaseSensitive(g, "chance");
+
+		if (!is_chain(g))
+			continue;
+		pct(a, sizeof(a), num(g, "act_acc"));
+		pct(b, sizeof(b), num(g, "rel_acc_s"));
+		pct(c, sizeof(c), num(g, "rel_acc_l"));
+		printf("%-*s %6.0f %9.0f %8s %9s %9s %10.0f %6.0f %7.0f\n", w, g->string,
+		       num(g, "n"), num(g, "evaluated"), a, b, c, num(g, "dropped_unparsable"),
+		       num(g, "dropped_length"), num(g, "missing"));
+		pct(a, sizeof(a), num(g, "strict_act_acc"));
+		pct(b, sizeof(b), num(g, "strict_rel_acc_s"));
+		pct(c, sizeof(c), num(g, "strict_rel_acc_l"));
+		printf("%-*s strict over %.0f: Act-Acc %s, Rel-Acc-S %s, Rel-Acc-L %s\n", w, "",
+		       num(g, "scored"), a, b, c);
+		pct(a, sizeof(a), num(cc, "act_acc"));
+		pct(b, sizeof(b), num(cc, "rel_acc_s"));
+		pct(c, sizeof(c), num(cc, "rel_acc_l"));
+		printf("%-*s chance: Act-Acc %s, Rel-Acc-S %s, Rel-Acc-L %s\n", w, "", a, b, c);
+	}
+	printf("(Act-Acc, Rel-Acc: EgoProx's, over the answers that parse with the key's node "
+	       "count; strict: over every item, those answers counting as wrong)\n\n");
 }
 
 static void print_scores(const cJSON *r)
@@ -59,75 +122,36 @@ static void print_scores(const cJSON *r)
 	const cJSON *g, *groups = cJSON_GetObjectItemCaseSensitive(r, "groups");
 	const cJSON *ego = cJSON_GetObjectItemCaseSensitive(r, "egoprox");
 	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(r, "predictions");
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32];
 	int w = 24, mc = 0, ch = 0;
 
 	cJSON_ArrayForEach(g, groups) {
-		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "kind"));
-
 		if ((int)strlen(g->string) > w)
 			w = (int)strlen(g->string);
-		if (kind && !strcmp(kind, "chain"))
+		if (is_chain(g))
 			ch = 1;
 		else
 			mc = 1;
 	}
-	printf("key items: %.0f; predictions read: %.0f (%.0f with ids not in the key, "
-	       "%.0f repeated); missing answers: %.0f\n\n", num(r, "items"), num(pr, "total"),
-	       num(pr, "unknown_ids"), num(pr, "repeated_ids"), num(r, "missing"));
-	if (mc) {
-		printf("%-*s %6s %8s %9s %8s %8s %9s\n", w, "group", "n", "correct", "accuracy",
-		       "chance", "missing", "unparsed");
-		cJSON_ArrayForEach(g, groups) {
-			const char *kind = cJSON_GetStringValue(
-				cJSON_GetObjectItemCaseSensitive(g, "kind"));
-
-			if (kind && !strcmp(kind, "chain"))
-				continue;
-			pct(a, sizeof(a), num(g, "accuracy"));
-			pct(b, sizeof(b), num(g, "chance"));
-			printf("%-*s %6.0f %8.0f %9s %8s %8.0f %9.0f\n", w, g->string, num(g, "n"),
-			       num(g, "correct"), a, b, num(g, "missing"), num(g, "unparsed"));
-		}
-		printf("\n");
-	}
-	if (ch) {
-		printf("%-*s %6s %9s %8s %9s %9s %10s %6s %7s\n", w, "chain group", "n",
-		       "evaluated", "Act-Acc", "Rel-Acc-S", "Rel-Acc-L", "unparsable", "length",
-		       "missing");
-		cJSON_ArrayForEach(g, groups) {
-			const char *kind = cJSON_GetStringValue(
-				cJSON_GetObjectItemCaseSensitive(g, "kind"));
-			const cJSON *cc = cJSON_GetObjectItemCaseSensitive(g, "chance");
-
-			if (!kind || strcmp(kind, "chain"))
-				continue;
-			pct(a, sizeof(a), num(g, "act_acc"));
-			pct(b, sizeof(b), num(g, "rel_acc_s"));
-			pct(c, sizeof(c), num(g, "rel_acc_l"));
-			printf("%-*s %6.0f %9.0f %8s %9s %9s %10.0f %6.0f %7.0f\n", w, g->string,
-			       num(g, "n"), num(g, "evaluated"), a, b, c,
-			       num(g, "dropped_unparsable"), num(g, "dropped_length"),
-			       num(g, "missing"));
-			pct(a, sizeof(a), num(cc, "act_acc"));
-			pct(b, sizeof(b), num(cc, "rel_acc_s"));
-			pct(c, sizeof(c), num(cc, "rel_acc_l"));
-			printf("%-*s chance: Act-Acc %s, Rel-Acc-S %s, Rel-Acc-L %s\n", w, "", a, b, c);
-		}
-		printf("\n");
-	}
-	printf("EgoProx groups (evaluate.py):\n");
+	printf("key items: %.0f; predictions read: %.0f (%.0f answers, %.0f responses; %.0f with "
+	       "ids not in the key, %.0f repeated); missing answers: %.0f\n\n", num(r, "items"),
+	       num(pr, "total"), num(pr, "answers"), num(pr, "responses"), num(pr, "unknown_ids"),
+	       num(pr, "repeated_ids"), num(r, "missing"));
+	if (mc)
+		print_mc(groups, w);
+	if (ch)
+		print_chains(groups, w);
+	printf("EgoProx groups (evaluate.py%s):\n", num(pr, "responses") > 0
+	       ? "; responses through parse_answer_letter first" : "");
 	cJSON_ArrayForEach(g, ego) {
-		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "kind"));
-
-		if (kind && !strcmp(kind, "chain")) {
+		if (is_chain(g)) {
 			pct(a, sizeof(a), num(g, "act_acc"));
 			pct(b, sizeof(b), num(g, "rel_acc_s"));
 			pct(c, sizeof(c), num(g, "rel_acc_l"));
 			printf("%-24s Act-Acc: %s, Rel-Acc-S: %s, Rel-Acc-L: %s\n", g->string, a, b, c);
 		} else {
-			pct(d, sizeof(d), num(g, "accuracy"));
-			printf("%-24s ACC: %s\n", g->string, d);
+			pct(a, sizeof(a), num(g, "accuracy"));
+			printf("%-24s ACC: %s\n", g->string, a);
 		}
 	}
 }

@@ -22,6 +22,7 @@
 static const char export_usage[] =
 	"usage: proxima export --db FILE --format FMT -o DIR [--status LIST]\n"
 	"                      [--tasks LIST] [--frames N] [--ffmpeg PROG]\n"
+	"                      [--media-url URL | --local-files-root DIR]\n"
 	"\n"
 	"Writes the QAs of a store to DIR in FMT, with DIR/manifest.json (counts by\n"
 	"group, filters, engine version, options, SHA-256 of the sorted ids).\n"
@@ -41,6 +42,12 @@ static const char export_usage[] =
 	"                  pass per recording (default: list the intended names and\n"
 	"                  the stored frame times only)\n"
 	"  --ffmpeg PROG   ignored: frames are decoded in-process (kept for scripts)\n"
+	"  --media-url URL labelstudio: the videos from `proxima review serve` at URL\n"
+	"                  (tasks get URL/media/<id>#t=START,END)\n"
+	"  --local-files-root DIR\n"
+	"                  labelstudio: Label Studio's LOCAL_FILES_DOCUMENT_ROOT; tasks\n"
+	"                  get /data/local-files/?d=<video path under DIR>#t=START,END\n"
+	"                  (the default, with DIR = /)\n"
 	"  -h, --help      show this help\n";
 
 static int usage_error(const char *msg, const char *arg)
@@ -63,6 +70,8 @@ int cmd_export(int argc, char **argv)
 		{ "tasks", required_argument, NULL, 't' },
 		{ "frames", required_argument, NULL, 'n' },
 		{ "ffmpeg", required_argument, NULL, 'F' },
+		{ "media-url", required_argument, NULL, 'M' },
+		{ "local-files-root", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -109,6 +118,12 @@ int cmd_export(int argc, char **argv)
 		case 'F':
 			warning("--ffmpeg is no longer used: frames are decoded in-process");
 			break;
+		case 'M':
+			p.media_url = optarg;
+			break;
+		case 'L':
+			p.local_files_root = optarg;
+			break;
 		default:
 			fputs(export_usage, stderr);
 			return CMD_USAGE;
@@ -127,6 +142,14 @@ int cmd_export(int argc, char **argv)
 		return usage_error("unknown format", fmt);
 	if (p.status && !*p.status)
 		return usage_error("--status is empty", NULL);
+	if (p.media_url && p.local_files_root)
+		return usage_error("give --media-url or --local-files-root, not both", NULL);
+	if ((p.media_url || p.local_files_root) && p.format != EXPORT_LABELSTUDIO)
+		return usage_error("--media-url and --local-files-root go with --format labelstudio",
+				   NULL);
+	if (p.media_url && strncmp(p.media_url, "http://", 7) && strncmp(p.media_url, "https://", 8))
+		return usage_error("--media-url must start with http:// or https://, not",
+				   p.media_url);
 	err_clear();
 	rc = export_tasks_check(p.tasks);
 	if (rc) {

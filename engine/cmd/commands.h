@@ -31,6 +31,7 @@ int cmd_regenerate(int argc, char **argv);
 int cmd_review(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 

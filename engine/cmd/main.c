@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "stats", cmd_stats, "counts and QC figures of a store" },
 	{ "review", cmd_review, "review generated QAs (web page and CLI)" },
 	{ "export", cmd_export, "export reviewed QAs (EgoProx, JSONL, lmms-eval, ...)" },
+	{ "predict", cmd_predict, "ask a multimodal model for an export's answers" },
 	{ "eval", cmd_eval, "score model answers (EgoProx metrics)" },
 	{ "audit", cmd_audit, "how well solvers that never see the video answer the QAs" },
 	{ "merge", cmd_merge, "merge shard stores into one by QA id" },

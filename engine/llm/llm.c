@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <openssl/evp.h>
 
 #include "buf.h"
 #include "err.h"
@@ -166,6 +167,97 @@ int llm_msg_set_parts(struct llm_msg *m, const char *parts_json)
 	cJSON_Delete(m->parts);
 	m->parts = p;
 	return 0;
+}
+
+/* ---------- content parts (images) ---------- */
+
+/*
+ * The parts array of user message m, created on first use; plain content
+ * becomes its first text part. NULL on allocation failure (m unchanged).
+ */
+static cJSON *user_parts(struct llm_msg *m)
+{
+	cJSON *parts, *t;
+
+	if (m->parts)
+		return m->parts;
+	parts = cJSON_CreateArray();
+	if (!parts)
+		return NULL;
+	if (m->content) {
+		t = cJSON_CreateObject();
+		if (!t || !cJSON_AddStringToObject(t, "type", "text") ||
+		    !cJSON_AddStringToObject(t, "text", m->content) ||
+		    !cJSON_AddItemToArray(parts, t)) {
+			cJSON_Delete(t);
+			cJSON_Delete(parts);
+			return NULL;
+		}
+	}
+	m->parts = parts;
+	free(m->content);
+	m->content = NULL;
+	return parts;
+}
+
+/* Appends part to m's parts (taking it), or deletes it and returns ENG_ENOMEM. */
+static int push_part(struct llm_msg *m, cJSON *part)
+{
+	cJSON *parts = part ? user_parts(m) : NULL;
+
+	if (!parts || !cJSON_AddItemToArray(parts, part)) {
+		cJSON_Delete(part);
+		return ENG_ENOMEM;
+	}
+	return 0;
+}
+
+int llm_msg_add_text(struct llm_msg *m, const char *text)
+{
+	cJSON *t;
+
+	if (m->role != LLM_ROLE_USER)
+		return err_set(ENG_EINVAL, "content parts go in user messages");
+	t = cJSON_CreateObject();
+	if (t && (!cJSON_AddStringToObject(t, "type", "text") ||
+		  !cJSON_AddStringToObject(t, "text", text ? text : ""))) {
+		cJSON_Delete(t);
+		t = NULL;
+	}
+	return push_part(m, t);
+}
+
+int llm_msg_add_image(struct llm_msg *m, const char *mime, const void *bytes, size_t len)
+{
+	size_t head;
+	cJSON *t, *u;
+	char *url;
+	int k;
+
+	if (m->role != LLM_ROLE_USER)
+		return err_set(ENG_EINVAL, "content parts go in user messages");
+	if (!mime || strncmp(mime, "image/", 6) || !mime[6] || strpbrk(mime, ";, \"") ||
+	    !bytes || !len)
+		return err_set(ENG_EINVAL, "an image needs bytes and an image/... type");
+	if (len > ((size_t)1 << 30))
+		return err_set(ENG_ETOOBIG, "image of %zu bytes is too large", len);
+	head = strlen("data:") + strlen(mime) + strlen(";base64,");
+	url = malloc(head + 4 * ((len + 2) / 3) + 1);
+	if (!url)
+		return ENG_ENOMEM;
+	k = snprintf(url, head + 1, "data:%s;base64,", mime);
+	EVP_EncodeBlock((unsigned char *)url + k, bytes, (int)len);
+	t = cJSON_CreateObject();
+	u = cJSON_CreateObject();
+	if (!t || !u || !cJSON_AddStringToObject(t, "type", "image_url") ||
+	    !cJSON_AddStringToObject(u, "url", url) || !cJSON_AddItemToObject(t, "image_url", u)) {
+		if (!t || !cJSON_GetObjectItemCaseSensitive(t, "image_url"))
+			cJSON_Delete(u);
+		cJSON_Delete(t);
+		t = NULL;
+	}
+	free(url);
+	return push_part(m, t);
 }
 
 /* Grows the tool-call array by one zeroed slot. */

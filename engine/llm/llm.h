@@ -172,6 +172,24 @@ int llm_msg_tool_result(struct llm_msg *m, const char *tool_call_id,
 int llm_msg_set_parts(struct llm_msg *m, const char *parts_json);
 
 /*
+ * Appends an image to a user message's content parts, as Chat Completions
+ * takes it: {"type":"image_url","image_url":{"url":"data:MIME;base64,..."}}.
+ * The bytes are base64-encoded (copied; the caller keeps them). A message
+ * that held plain text gets it as its first text part, so text and images
+ * stay in the order they were added. mime must be an image type
+ * ("image/jpeg", "image/png", ...). Returns 0, ENG_EINVAL (not a user
+ * message, not an image type, no bytes) or ENG_ENOMEM (m unchanged then).
+ */
+int llm_msg_add_image(struct llm_msg *m, const char *mime, const void *bytes, size_t len);
+
+/*
+ * Appends a text part {"type":"text","text":...} (copied) to a user
+ * message's content parts, with the same rules as llm_msg_add_image.
+ * Returns 0, ENG_EINVAL (not a user message) or ENG_ENOMEM.
+ */
+int llm_msg_add_text(struct llm_msg *m, const char *text);
+
+/*
  * Appends a tool call to an assistant message (copies everything; raw may
  * be NULL). arguments_json must be valid JSON. Returns 0, ENG_EINVAL or
  * ENG_ENOMEM.

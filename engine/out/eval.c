@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scoring with EgoProx's evaluate.py semantics: answer parsing that
- * follows its Python regexes character class by character class (Unicode
- * whitespace, IGNORECASE folding, str.upper()), MC accuracy, and the
- * chain metrics Act-Acc, Rel-Acc-S and Rel-Acc-L.
+ * Answer keys, answers and the scores: EgoProx's figures exactly as
+ * evaluate.py computes them (after parse_answer_letter for raw
+ * responses), and proxima's own figures beside them under other names.
  */
 #include "eval.h"
 
@@ -20,534 +19,22 @@
 #include "banned.h"
 #include "buf.h"
 #include "err.h"
+#include "eval_int.h"
 #include "export.h"
 #include "jsonfile.h"
+#include "pyjson.h"
 #include "store.h"
 
 /* Largest predictions or records file read. */
 #define EVAL_MAX_FILE (1u << 30)
 
-/* ====================== Python character classes ====================== */
-
-/*
- * Bytes of the whitespace character at s as Python's \s and str.strip()
- * see it (str.isspace(): U+0009-000D, U+001C-001F, U+0020, U+0085,
- * U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F, U+205F, U+3000),
- * or 0.
- */
-static size_t py_space(const unsigned char *s)
-{
-	if (*s == ' ' || (*s >= 0x09 && *s <= 0x0d) || (*s >= 0x1c && *s <= 0x1f))
-		return 1;
-	if (s[0] == 0xc2 && (s[1] == 0x85 || s[1] == 0xa0))
-		return 2;
-	if (s[0] == 0xe1 && s[1] == 0x9a && s[2] == 0x80)
-		return 3;
-	if (s[0] == 0xe2 && s[1] == 0x80 &&
-	    ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 || s[2] == 0xa9 || s[2] == 0xaf))
-		return 3;
-	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] == 0x9f)
-		return 3;
-	if (s[0] == 0xe3 && s[1] == 0x80 && s[2] == 0x80)
-		return 3;
-	return 0;
-}
-
-/* Bytes of \s* at s. */
-static size_t skip_ws(const unsigned char *s)
-{
-	size_t i = 0, n;
-
-	for (;;) {
-		n = py_space(s + i);
-		if (!n)
-			return i;
-		i += n;
-	}
-}
-
-/* Bytes of one UTF-8 character at s (1 for a stray byte); s[0] != 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n = *s < 0x80 ? 1 : *s >= 0xf0 ? 4 : *s >= 0xe0 ? 3 : *s >= 0xc0 ? 2 : 1;
-	size_t i;
-
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 1;
-	return n;
-}
-
-/*
- * Bytes of the character at s when it matches the lower-case ASCII letter
- * c under Python's re.IGNORECASE (which also folds U+017F long s into s,
- * and U+0130 / U+0131 into i), or 0.
- */
-static size_t ci_char(const unsigned char *s, char c)
-{
-	if (*s < 0x80 && (*s | 0x20) == (unsigned char)c && c >= 'a' && c <= 'z')
-		return 1;
-	if (c == 's' && s[0] == 0xc5 && s[1] == 0xbf)
-		return 2;
-	if (c == 'i' && s[0] == 0xc4 && (s[1] == 0xb0 || s[1] == 0xb1))
-		return 2;
-	return 0;
-}
-
-/* Bytes of the word w (lower case) at s under IGNORECASE, or 0. */
-static size_t ci_word(const unsigned char *s, const char *w)
-{
-	size_t i = 0, n;
-
-	for (; *w; w++) {
-		n = ci_char(s + i, *w);
-		if (!n)
-			return 0;
-		i += n;
-	}
-	return i;
-}
-
-/*
- * The letter class [A-<max>] under IGNORECASE at s: bytes matched (0 for
- * none) and the letter Python's .upper() gives ('?' when that is not an
- * ASCII letter, e.g. U+0130, which then never equals a key).
- */
-static size_t ci_letter(const unsigned char *s, char max, char *letter)
-{
-	char up = (char)(*s & ~0x20);
-
-	if (*s < 0x80 && up >= 'A' && up <= max && ((*s >= 'A' && *s <= 'Z') ||
-						   (*s >= 'a' && *s <= 'z'))) {
-		*letter = up;
-		return 1;
-	}
-	if (max >= 'S' && s[0] == 0xc5 && s[1] == 0xbf) {
-		*letter = 'S';
-		return 2;
-	}
-	if (max >= 'I' && s[0] == 0xc4 && (s[1] == 0xb0 || s[1] == 0xb1)) {
-		*letter = s[1] == 0xb1 ? 'I' : '?';
-		return 2;
-	}
-	if (max >= 'K' && s[0] == 0xe2 && s[1] == 0x84 && s[2] == 0xaa) {
-		*letter = '?';
-		return 3;
-	}
-	return 0;
-}
-
-/*
- * The A-H letters of Python's s.upper() over s[0..len): a-h and A-H, and
- * the characters whose upper case contains them (U+FB00-FB04 ligatures
- * ff/fi/fl/ffi/ffl, U+1E96, U+1E9A). Appends up to max letters to out,
- * *n counting them.
- */
-static void upper_letters(const unsigned char *s, size_t len, char *out, int max, int *n)
-{
-	size_t i = 0;
-
-	while (i < len && s[i]) {
-		const char *add = "";
-		size_t step = utf8_len(s + i);
-		char one[2] = { 0, 0 };
-
-		if (s[i] >= 'a' && s[i] <= 'h') {
-			one[0] = (char)(s[i] - 'a' + 'A');
-			add = one;
-		} else if (s[i] >= 'A' && s[i] <= 'H') {
-			one[0] = (char)s[i];
-			add = one;
-		} else if (step == 3 && s[i] == 0xef && s[i + 1] == 0xac && s[i + 2] <= 0x84) {
-			static const char *const lig[] = { "FF", "F", "F", "FF", "FF" };
-
-			add = lig[s[i + 2] - 0x80];
-		} else if (step == 3 && s[i] == 0xe1 && s[i + 1] == 0xba &&
-			   (s[i + 2] == 0x96 || s[i + 2] == 0x9a)) {
-			add = s[i + 2] == 0x96 ? "H" : "A";
-		}
-		for (; *add; add++)
-			if (*n < max)
-				out[(*n)++] = *add;
-		i += step;
-	}
-}
-
-/* ============================ MC letters ============================ */
-
-/*
- * EgoProx's pattern (without the optional "Therefore," prefix, which
- * changes neither the letter nor where the match ends) at s: the letter
- * and the end of the whole match, trailing \s*>?\s*[\.\)]? included.
- */
-static size_t mc_match(const unsigned char *s, char max, char *letter)
-{
-	static const char *const words[] = { "the", "correct", "answer", "is" };
-	size_t i = 0, n, w;
-
-	for (w = 0; w < ARRAY_SIZE(words); w++) {
-		n = ci_word(s + i, words[w]);
-		if (!n)
-			return 0;
-		i += n;
-		n = skip_ws(s + i);
-		if (!n && w < 3)
-			return 0;
-		i += n;
-	}
-	if (s[i] == '<')
-		i++;
-	i += skip_ws(s + i);
-	n = ci_letter(s + i, max, letter);
-	if (!n)
-		return 0;
-	i += n;
-	i += skip_ws(s + i);
-	if (s[i] == '>')
-		i++;
-	i += skip_ws(s + i);
-	if (s[i] == '.' || s[i] == ')')
-		i++;
-	return i;
-}
-
-/* The bare-letter form \s*<?\s*X\s*>?\s*[.)]?\s* (X upper case, case-sensitive). */
-static bool mc_bare(const unsigned char *s, char max, char *letter)
-{
-	size_t i = skip_ws(s);
-
-	if (s[i] == '<')
-		i++;
-	i += skip_ws(s + i);
-	if (s[i] < 'A' || s[i] > (unsigned char)max)
-		return false;
-	*letter = (char)s[i++];
-	i += skip_ws(s + i);
-	if (s[i] == '>')
-		i++;
-	i += skip_ws(s + i);
-	if (s[i] == '.' || s[i] == ')')
-		i++;
-	i += skip_ws(s + i);
-	return s[i] == '\0';
-}
-
-bool eval_parse_letter(const char *text, int noptions, char *out)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	char max = 'E', l = 0, last = 0;
-	size_t i = 0, n;
-
-	if (!text)
-		return false;
-	if (noptions > 5)
-		max = (char)('A' + (noptions > 26 ? 26 : noptions) - 1);
-	/* finditer: non-overlapping matches, scanning on from each match's end */
-	while (s[i]) {
-		n = mc_match(s + i, max, &l);
-		if (n) {
-			last = l;
-			i += n;
-		} else {
-			i++;
-		}
-	}
-	if (last) {
-		*out = last;
-		return true;
-	}
-	if (mc_bare(s, max, &l)) {
-		*out = l;
-		return true;
-	}
-	return false;
-}
-
-/* ============================ Chains ============================ */
-
-/* The first run of ASCII digits in s as a saturating integer; false if none. */
-static bool first_digits(const char *s, long long *v)
-{
-	const char *p = s;
-
-	while (*p && (*p < '0' || *p > '9'))
-		p++;
-	if (!*p)
-		return false;
-	*v = 0;
-	for (; *p >= '0' && *p <= '9'; p++)
-		*v = *v > (LLONG_MAX - 9) / 10 ? LLONG_MAX : *v * 10 + (*p - '0');
-	return true;
-}
-
-/* Python str.strip() of a NUL-terminated string: start and length. */
-static const char *py_strip(const char *text, size_t *len)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	size_t i = skip_ws(s), start = i, end = i, n;
-
-	while (s[i]) {
-		n = py_space(s + i);
-		if (n) {
-			i += n;
-			continue;
-		}
-		i += utf8_len(s + i);
-		end = i;
-	}
-	*len = end - start;
-	return text + start;
-}
-
-/* evaluate.py's _parse_node_token. */
-static bool node_token(const cJSON *x, long long *v)
-{
-	if (cJSON_IsBool(x))
-		return false;
-	if (cJSON_IsNumber(x)) {
-		double d = trunc(x->valuedouble);
-
-		if (!isfinite(d))
-			return false; /* int(inf) raises in Python */
-		*v = d >= 9.2e18 ? LLONG_MAX : d <= -9.2e18 ? LLONG_MIN : (long long)d;
-		return true;
-	}
-	if (cJSON_IsString(x)) {
-		size_t n;
-
-		py_strip(x->valuestring, &n);
-		return n && first_digits(x->valuestring, v);
-	}
-	return false;
-}
-
-/* The JSON path of parse_llm_answer on the stripped text. */
-static enum eval_chain_status chain_json(const char *s, int node_len, int edge_len,
-					 struct eval_chain *out)
-{
-	const char *end = NULL;
-	cJSON *j = cJSON_ParseWithOpts(s, &end, 1);
-	const cJSON *nodes, *edges, *x;
-	enum eval_chain_status st = EVAL_CHAIN_UNPARSABLE;
-
-	if (!j)
-		return st;
-	nodes = cJSON_GetArrayItem(j, 0);
-	edges = cJSON_GetArrayItem(j, 1);
-	if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != 2 || !cJSON_IsArray(nodes))
-		goto out;
-	out->nnodes = 0;
-	cJSON_ArrayForEach(x, nodes) {
-		long long v;
-
-		if (!node_token(x, &v))
-			goto out;
-		if (out->nnodes < EVAL_CHAIN_MAX)
-			out->nodes[out->nnodes] = v;
-		out->nnodes++;
-	}
-	if (out->nnodes != node_len) {
-		st = EVAL_CHAIN_LENGTH;
-		goto out;
-	}
-	out->nedges = 0;
-	if (cJSON_IsArray(edges)) {
-		cJSON_ArrayForEach(x, edges)
-			if (cJSON_IsString(x))
-				upper_letters((const unsigned char *)x->valuestring,
-					      strlen(x->valuestring), out->edges, edge_len,
-					      &out->nedges);
-	} else if (cJSON_IsString(edges)) {
-		upper_letters((const unsigned char *)edges->valuestring,
-			      strlen(edges->valuestring), out->edges, edge_len, &out->nedges);
-	}
-	st = EVAL_CHAIN_OK;
-out:
-	cJSON_Delete(j);
-	return st;
-}
-
-/* The regex fallback: \[\s*\[\s*([^\]]+?)\s*\]\s*, then every A-H. */
-static enum eval_chain_status chain_regex(const char *text, size_t len, int node_len,
-					  int edge_len, struct eval_chain *out)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	size_t i, j, k, m;
-
-	for (i = 0; i < len; i++) {
-		const unsigned char *close;
-
-		if (s[i] != '[')
-			continue;
-		j = i + 1 + skip_ws(s + i + 1);
-		if (j >= len || s[j] != '[')
-			continue;
-		j++;
-		close = memchr(s + j, ']', len - j);
-		if (!close)
-			return EVAL_CHAIN_UNPARSABLE; /* no later start can match either */
-		k = (size_t)(close - s);
-		if (k == j)
-			continue;
-		m = k + 1 + skip_ws(s + k + 1);
-		if (m >= len || s[m] != ',')
-			continue;
-		out->nnodes = 0;
-		for (m = j; m < k;) {
-			long long v = 0;
-
-			if (s[m] < '0' || s[m] > '9') {
-				m++;
-				continue;
-			}
-			for (; m < k && s[m] >= '0' && s[m] <= '9'; m++)
-				v = v > (LLONG_MAX - 9) / 10 ? LLONG_MAX : v * 10 + (s[m] - '0');
-			if (out->nnodes < EVAL_CHAIN_MAX)
-				out->nodes[out->nnodes] = v;
-			out->nnodes++;
-		}
-		if (out->nnodes != node_len)
-			return EVAL_CHAIN_LENGTH;
-		out->nedges = 0;
-		upper_letters(s, len, out->edges, edge_len, &out->nedges);
-		return EVAL_CHAIN_OK;
-	}
-	return EVAL_CHAIN_UNPARSABLE;
-}
-
-enum eval_chain_status eval_parse_chain(const char *text, int node_len, int edge_len,
-					struct eval_chain *out)
-{
-	enum eval_chain_status a, b;
-	const char *s;
-	char *copy;
-	size_t len;
-
-	memset(out, 0, sizeof(*out));
-	if (!text || node_len < 1 || node_len > EVAL_CHAIN_MAX || edge_len < 0 ||
-	    edge_len > EVAL_CHAIN_MAX)
-		return EVAL_CHAIN_UNPARSABLE;
-	s = py_strip(text, &len);
-	if (!len)
-		return EVAL_CHAIN_UNPARSABLE;
-	copy = malloc(len + 1);
-	if (!copy)
-		return EVAL_CHAIN_UNPARSABLE;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	a = chain_json(copy, node_len, edge_len, out);
-	if (a == EVAL_CHAIN_OK) {
-		free(copy);
-		return a;
-	}
-	memset(out, 0, sizeof(*out));
-	b = chain_regex(copy, len, node_len, edge_len, out);
-	free(copy);
-	if (b == EVAL_CHAIN_OK)
-		return b;
-	memset(out, 0, sizeof(*out));
-	return (a == EVAL_CHAIN_LENGTH || b == EVAL_CHAIN_LENGTH) ? EVAL_CHAIN_LENGTH
-								  : EVAL_CHAIN_UNPARSABLE;
-}
-
-/* The key's edge token as Python's str(x).upper() compares: 'A'..'H' or 0. */
-static char key_letter(const cJSON *x)
-{
-	const char *s = cJSON_GetStringValue(x);
-
-	if (!s || !s[0] || s[1])
-		return 0;
-	if (s[0] >= 'a' && s[0] <= 'h')
-		return (char)(s[0] - 'a' + 'A');
-	/* NOLINTNEXTLINE(bugprone-narrowing-conversions): both arms are chars */
-	return s[0] >= 'A' && s[0] <= 'H' ? s[0] : 0;
-}
-
-/* evaluate.py RELAXED_NEIGHBORS: each direction and its two 45-degree neighbours. */
-static bool relaxed_ok(char key, char pred)
-{
-	static const char *const nb[8] = { "AEH", "BFG", "CEF", "DGH", "EAC", "FBC", "GBD", "HAD" };
-
-	return key >= 'A' && key <= 'H' && pred && strchr(nb[key - 'A'], pred);
-}
-
-double eval_edge_accuracy(const cJSON *key_edges, const struct eval_chain *pred, bool relaxed)
-{
-	int L = cJSON_IsArray(key_edges) ? cJSON_GetArraySize(key_edges) : 0;
-	int n = pred->nedges < L ? pred->nedges : L, i, c = 0;
-
-	if (L == 0)
-		return 1.0;
-	for (i = 0; i < n; i++) {
-		char k = key_letter(cJSON_GetArrayItem(key_edges, i));
-
-		if (k && (pred->edges[i] == k || (relaxed && relaxed_ok(k, pred->edges[i]))))
-			c++;
-	}
-	return (double)c / L;
-}
-
-/* int(x) of a key node as Python would compute it; false when it raises. */
-static bool key_int(const cJSON *x, long long *v)
-{
-	if (cJSON_IsBool(x)) {
-		*v = cJSON_IsTrue(x);
-		return true;
-	}
-	if (cJSON_IsNumber(x))
-		return node_token(x, v);
-	if (cJSON_IsString(x)) {
-		size_t n;
-		const char *s = py_strip(x->valuestring, &n), *p = s;
-		int neg = 0;
-
-		if (p < s + n && (*p == '+' || *p == '-'))
-			neg = *p++ == '-';
-		if (p == s + n)
-			return false;
-		*v = 0;
-		for (; p < s + n; p++) {
-			if (*p < '0' || *p > '9')
-				return false;
-			*v = *v > (LLONG_MAX - 9) / 10 ? LLONG_MAX : *v * 10 + (*p - '0');
-		}
-		if (neg)
-			*v = -*v;
-		return true;
-	}
-	return false;
-}
-
-/* evaluate.py find_matching_gt: the first key chain whose nodes equal pred's. */
-static const cJSON *match_chain(const cJSON *correct, const struct eval_chain *pred)
-{
-	const cJSON *c, *x;
-
-	cJSON_ArrayForEach(c, correct) {
-		const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(c, "node");
-		int i = 0, same = 1;
-
-		if (!cJSON_IsObject(c) || !cJSON_IsArray(nodes) ||
-		    cJSON_GetArraySize(nodes) != pred->nnodes)
-			continue;
-		cJSON_ArrayForEach(x, nodes) {
-			long long v;
-
-			if (!key_int(x, &v) || v != pred->nodes[i]) {
-				same = 0;
-				break;
-			}
-			i++;
-		}
-		if (same)
-			return c;
-	}
-	return NULL;
-}
-
 /* ============================== Sets ============================== */
 
-enum answer_state { ANSWER_MISSING = 0, ANSWER_NULL, ANSWER_TEXT };
+enum answer_kind {
+	ANSWER_MISSING = 0, /* the id was never answered */
+	ANSWER_VALUE,       /* a results file's "answer": compared as it is */
+	ANSWER_RESPONSE     /* the model's raw text: parse_answer_letter first */
+};
 
 struct eval_item {
 	char *id;
@@ -555,10 +42,11 @@ struct eval_item {
 	const char *source;   /* EgoProx source (static), or NULL */
 	int chain;
 	int noptions;         /* options or candidates; 0 when unknown */
-	char *key;            /* MC: the correct letter as text */
-	cJSON *correct;       /* chain: correct_answer (owned) */
-	enum answer_state state;
-	char *answer;
+	cJSON *key;           /* MC: correct_option as a value (NULL when absent) */
+	cJSON *correct;       /* chain: correct_answer (NULL when absent) */
+	enum answer_kind kind;
+	cJSON *answer;        /* ANSWER_VALUE: the value; NULL for None */
+	char *response;       /* ANSWER_RESPONSE: the text; NULL for a failed call */
 };
 
 struct eval_set {
@@ -566,7 +54,7 @@ struct eval_set {
 	size_t n, cap;
 	size_t *byid;         /* item indices sorted by id, built on demand */
 	size_t nbyid;
-	size_t pred_total, pred_unknown, pred_repeat, ignored;
+	size_t pred_total, pred_answers, pred_responses, pred_unknown, pred_repeat, ignored;
 };
 
 static const char *const sources[] = {
@@ -584,13 +72,22 @@ static const char *source_static(const char *s)
 	return NULL;
 }
 
+static void answer_clear(struct eval_item *it)
+{
+	cJSON_Delete(it->answer);
+	free(it->response);
+	it->answer = NULL;
+	it->response = NULL;
+	it->kind = ANSWER_MISSING;
+}
+
 static void item_release(struct eval_item *it)
 {
 	free(it->id);
 	free(it->group);
-	free(it->key);
-	free(it->answer);
+	cJSON_Delete(it->key);
 	cJSON_Delete(it->correct);
+	answer_clear(it);
 }
 
 void eval_set_free(struct eval_set *set)
@@ -644,6 +141,19 @@ static int item_fill(struct eval_set *set, struct eval_item *it, const char *id,
 	return 0;
 }
 
+/* A copy of v (NULL stays NULL); *rc = ENG_ENOMEM when copying fails. */
+static cJSON *dup_or_null(const cJSON *v, int *rc)
+{
+	cJSON *d;
+
+	if (!v)
+		return NULL;
+	d = cJSON_Duplicate(v, 1);
+	if (!d)
+		*rc = ENG_ENOMEM;
+	return d;
+}
+
 /* ---------- from the store ---------- */
 
 struct store_ctx {
@@ -690,12 +200,11 @@ static int ref_from_qa(const struct store_qa *qa, void *ctx)
 	it->noptions = nopt;
 	if (correct) {
 		it->chain = 1;
-		it->correct = cJSON_Duplicate(correct, 1);
-		rc = it->correct ? 0 : ENG_ENOMEM;
+		it->correct = dup_or_null(correct, &rc);
 	} else {
 		char l[2] = { (char)('A' + qa->answer_index), 0 };
 
-		it->key = strdup(l);
+		it->key = cJSON_CreateString(l);
 		rc = it->key ? 0 : ENG_ENOMEM;
 	}
 out:
@@ -732,7 +241,7 @@ int eval_set_from_store(struct store *st, const char *status, const char *tasks,
 
 /* ---------- files ---------- */
 
-/* Reads a whole file into a NUL-terminated buffer (free()). */
+/* Reads a whole file (free()); *len its bytes, which may hold NULs. */
 static int slurp(const char *path, char **out, size_t *len)
 {
 	struct buf b;
@@ -745,31 +254,49 @@ static int slurp(const char *path, char **out, size_t *len)
 		return rc;
 	}
 	*len = b.len;
-	*out = b.ptr ? buf_detach(&b) : strdup("");
+	*out = buf_detach(&b);
 	return *out ? 0 : ENG_ENOMEM;
 }
 
-/* Line number of offset `at` in text. */
-static size_t line_of(const char *text, const char *at)
+/* Parses bytes as json.load would, naming where:line:column on errors. */
+static int parse_bytes(const char *text, size_t len, const char *where, size_t line0,
+		       const char *why, cJSON **out)
 {
-	size_t line = 1;
+	struct pyjson_error e;
+	int rc = pyjson_parse(text, len, PYJSON_BYTES, out, &e);
 
-	for (; text < at && *text; text++)
-		line += *text == '\n';
-	return line;
+	if (rc == ENG_EPARSE)
+		return err_set(rc, "%s:%zu:%zu: %s%s", where, line0 + e.line - 1, e.column, e.msg,
+			       why);
+	if (rc)
+		return err_set(rc, "%s: %s", where, eng_strerror(rc));
+	return 0;
 }
 
-/* An id: a string, or an integer number as decimal text. */
+/* A whole JSON file, read as json.load reads it. */
+static int read_json_file(const char *path, cJSON **out)
+{
+	char *text = NULL;
+	size_t len;
+	int rc = slurp(path, &text, &len);
+
+	if (rc)
+		return rc;
+	rc = parse_bytes(text, len, path, 1, " (Python's json.load refuses this file too)", out);
+	free(text);
+	return rc;
+}
+
+/* An id: a string, or an integer as its digits. */
 static bool id_text(const cJSON *v, char *out, size_t size)
 {
 	if (cJSON_IsString(v)) {
 		snprintf(out, size, "%s", v->valuestring);
 		return strlen(v->valuestring) < size;
 	}
-	if (cJSON_IsNumber(v) && v->valuedouble == trunc(v->valuedouble) &&
-	    fabs(v->valuedouble) < 9e15) {
-		snprintf(out, size, "%.0f", v->valuedouble);
-		return true;
+	if (cJSON_IsNumber(v) && v->valuestring) {
+		snprintf(out, size, "%s", v->valuestring);
+		return strlen(v->valuestring) < size;
 	}
 	return false;
 }
@@ -845,54 +372,86 @@ static const char *mc_prompt_text(const cJSON *o)
 	return NULL;
 }
 
-/* Sets item `it`'s answer from a results object's "answer" field. */
-static int answer_from_field(struct eval_item *it, const cJSON *o, int arrays_as_text)
+/*
+ * A results-file chain key whose later candidates include a non-object:
+ * evaluate.py's find_matching_gt calls .get() on it and stops.
+ */
+static int check_candidates(const cJSON *ca, const char *where)
 {
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "answer");
+	const cJSON *c;
+	int j = 0;
 
-	free(it->answer);
-	it->answer = NULL;
-	if (!a) {
-		it->state = ANSWER_MISSING;
-		return 0;
+	if (!cJSON_IsArray(ca) || !cJSON_IsObject(ca->child))
+		return 0; /* evaluate.py skips the sample before */
+	cJSON_ArrayForEach(c, ca) {
+		if (!cJSON_IsObject(c))
+			return err_set(ENG_EPARSE, "%s: correct_answer[%d] is not an object "
+				       "(evaluate.py stops on it)", where, j);
+		j++;
 	}
-	if (cJSON_IsString(a)) {
-		it->answer = strdup(a->valuestring);
-	} else if (arrays_as_text && (cJSON_IsArray(a) || cJSON_IsObject(a))) {
-		char *s = cJSON_PrintUnformatted(a);
-
-		it->answer = s ? strdup(s) : NULL;
-		cJSON_free(s);
-	} else {
-		it->state = ANSWER_NULL;
-		return 0;
-	}
-	if (!it->answer)
-		return ENG_ENOMEM;
-	it->state = ANSWER_TEXT;
 	return 0;
 }
 
-/* Key items of an EgoProx array (egoprox.json or a results file). */
+/*
+ * The answer of a results item, or of a JSONL line (jsonl: a "response"
+ * there wins; evaluate.py reads only "answer" from a results file).
+ */
+static int take_answer(struct eval_set *set, struct eval_item *it, const cJSON *o,
+		       const char *where, int jsonl)
+{
+	const cJSON *r = jsonl ? cJSON_GetObjectItemCaseSensitive(o, "response") : NULL;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "answer");
+	int rc = 0;
+
+	answer_clear(it);
+	if (r) {
+		if (!cJSON_IsString(r) && !cJSON_IsNull(r))
+			return err_set(ENG_EPARSE, "%s: \"response\" must be a string or null", where);
+		it->kind = ANSWER_RESPONSE;
+		if (cJSON_IsString(r)) {
+			it->response = strdup(r->valuestring);
+			rc = it->response ? 0 : ENG_ENOMEM;
+		}
+		set->pred_responses++;
+		return rc;
+	}
+	it->kind = ANSWER_VALUE;
+	if (a && !cJSON_IsNull(a))
+		it->answer = dup_or_null(a, &rc);
+	set->pred_answers++;
+	return rc;
+}
+
+/*
+ * Key items of an EgoProx array (egoprox.json or a results file), as
+ * evaluate.py walks it: every item counts, other sources are ignored.
+ */
 static int set_from_egoprox(struct eval_set *set, const cJSON *arr, const char *path,
 			    int with_answers)
 {
 	const cJSON *o;
+	char where[PATH_MAX + 32];
 	int i = 0, rc = 0;
 
 	if (!cJSON_IsArray(arr))
 		return err_set(ENG_EPARSE, "'%s': expected a JSON array of samples", path);
 	cJSON_ArrayForEach(o, arr) {
-		const char *src = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "source"));
-		const char *s = source_static(src);
+		const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "source");
+		const char *s = source_static(cJSON_GetStringValue(src));
 		struct eval_item *it;
 		char id[256];
 
-		if (!cJSON_IsObject(o) ||
-		    !id_text(cJSON_GetObjectItemCaseSensitive(o, "id"), id, sizeof(id))) {
-			rc = err_set(ENG_EPARSE, "'%s': [%d]: expected an object with an \"id\"",
-				     path, i);
-			break;
+		snprintf(where, sizeof(where), "'%s': [%d]", path, i);
+		if (!cJSON_IsObject(o))
+			return err_set(ENG_EPARSE, "%s: not an object (evaluate.py stops on it)",
+				       where);
+		if (cJSON_IsArray(src) || cJSON_IsObject(src))
+			return err_set(ENG_EPARSE, "%s: \"source\" is a list or an object "
+				       "(evaluate.py stops on it)", where);
+		if (!id_text(cJSON_GetObjectItemCaseSensitive(o, "id"), id, sizeof(id))) {
+			if (!with_answers)
+				return err_set(ENG_EPARSE, "%s: expected an \"id\"", where);
+			snprintf(id, sizeof(id), "[%d]", i); /* evaluate.py does not need ids */
 		}
 		i++;
 		if (!s) {
@@ -909,23 +468,19 @@ static int set_from_egoprox(struct eval_set *set, const cJSON *arr, const char *
 			const cJSON *ca = cJSON_GetObjectItemCaseSensitive(o, "correct_answer");
 
 			it->chain = 1;
-			it->correct = ca ? cJSON_Duplicate(ca, 1) : cJSON_CreateNull();
+			rc = with_answers ? check_candidates(ca, where) : 0;
+			it->correct = rc ? NULL : dup_or_null(ca, &rc);
 			it->noptions = count_numbered(cJSON_GetStringValue(
 				cJSON_GetObjectItemCaseSensitive(o, "user_prompt")));
-			if (!it->correct)
-				rc = ENG_ENOMEM;
 		} else {
-			const char *k = cJSON_GetStringValue(
-				cJSON_GetObjectItemCaseSensitive(o, "correct_option"));
-
+			it->key = dup_or_null(cJSON_GetObjectItemCaseSensitive(o, "correct_option"),
+					      &rc);
 			it->noptions = count_lettered(mc_prompt_text(o));
-			if (k) {
-				it->key = strdup(k);
-				rc = it->key ? 0 : ENG_ENOMEM;
-			}
 		}
-		if (!rc && with_answers)
-			rc = answer_from_field(it, o, 0);
+		if (!rc && with_answers) {
+			rc = take_answer(set, it, o, where, 0);
+			set->pred_total++;
+		}
 		if (rc)
 			break;
 	}
@@ -936,34 +491,35 @@ static int set_from_egoprox(struct eval_set *set, const cJSON *arr, const char *
 static int jsonl_each(const char *path, int (*fn)(const cJSON *o, const char *where, void *ctx),
 		      void *ctx)
 {
-	char *text = NULL, *p, *nl, where[PATH_MAX + 32];
+	char *text = NULL, where[PATH_MAX + 32];
+	const char *p, *nl, *end;
 	size_t len, line = 0;
 	int rc = slurp(path, &text, &len);
 
 	if (rc)
 		return rc;
-	for (p = text; !rc && p < text + len; p = nl + 1) {
-		const char *end = NULL;
-		cJSON *o;
-		size_t k;
+	end = text + len;
+	for (p = text; !rc && p < end; p = nl + 1) {
+		cJSON *o = NULL;
+		size_t k, n;
 
 		line++;
-		nl = strchr(p, '\n');
+		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
-			nl = text + len;
-		*nl = '\0';
-		for (k = 0; p[k] == ' ' || p[k] == '\t' || p[k] == '\r'; k++)
+			nl = end;
+		n = (size_t)(nl - p);
+		for (k = 0; k < n && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'); k++)
 			;
-		if (!p[k])
+		if (k == n)
 			continue;
-		snprintf(where, sizeof(where), "%s:%zu", path, line);
-		o = cJSON_ParseWithOpts(p, &end, 1);
-		if (!cJSON_IsObject(o)) {
-			cJSON_Delete(o);
-			rc = err_set(ENG_EPARSE, "%s: not a JSON object", where);
+		rc = parse_bytes(p, n, path, line, "", &o);
+		if (rc)
 			break;
-		}
-		rc = fn(o, where, ctx);
+		snprintf(where, sizeof(where), "%s:%zu", path, line);
+		if (!cJSON_IsObject(o))
+			rc = err_set(ENG_EPARSE, "%s: not a JSON object", where);
+		else
+			rc = fn(o, where, ctx);
 		cJSON_Delete(o);
 	}
 	free(text);
@@ -996,12 +552,12 @@ static int ref_from_record(const cJSON *o, const char *where, void *ctx)
 		return rc;
 	it->noptions = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "options"));
 	if (letter) {
-		it->key = strdup(letter);
+		it->key = cJSON_CreateString(letter);
 		return it->key ? 0 : ENG_ENOMEM;
 	}
 	it->chain = 1;
-	it->correct = cJSON_Duplicate(ca, 1);
-	return it->correct ? 0 : ENG_ENOMEM;
+	it->correct = dup_or_null(ca, &rc);
+	return rc;
 }
 
 int eval_set_from_export(const char *dir, struct eval_set **out)
@@ -1021,7 +577,7 @@ int eval_set_from_export(const char *dir, struct eval_set **out)
 	fmt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(man, "format"));
 	if (fmt && !strcmp(fmt, "egoprox")) {
 		snprintf(path, sizeof(path), "%s/%s", dir, export_format_file(EXPORT_EGOPROX));
-		rc = jsonfile_read(path, &arr);
+		rc = read_json_file(path, &arr);
 		rc = rc ? rc : set_from_egoprox(set, arr, path, 0);
 	} else if (fmt && !strcmp(fmt, "jsonl")) {
 		snprintf(path, sizeof(path), "%s/%s", dir, export_format_file(EXPORT_JSONL));
@@ -1042,24 +598,6 @@ out:
 	return 0;
 }
 
-/* Reads a whole JSON array file with a line number on parse errors. */
-static int read_array(const char *path, cJSON **out)
-{
-	char *text = NULL;
-	const char *end = NULL;
-	size_t len;
-	int rc = slurp(path, &text, &len);
-
-	if (rc)
-		return rc;
-	*out = cJSON_ParseWithOpts(text, &end, 1);
-	if (!*out)
-		rc = err_set(ENG_EPARSE, "%s:%zu: JSON parse error", path,
-			     line_of(text, end ? end : text));
-	free(text);
-	return rc;
-}
-
 int eval_set_from_results(const char *path, struct eval_set **out)
 {
 	struct eval_set *set = calloc(1, sizeof(*set));
@@ -1068,7 +606,7 @@ int eval_set_from_results(const char *path, struct eval_set **out)
 
 	if (!set)
 		return ENG_ENOMEM;
-	rc = read_array(path, &arr);
+	rc = read_json_file(path, &arr);
 	rc = rc ? rc : set_from_egoprox(set, arr, path, 1);
 	cJSON_Delete(arr);
 	if (rc) {
@@ -1121,7 +659,7 @@ static struct eval_item *find_item(struct eval_set *set, const char *id, int *rc
 	return NULL;
 }
 
-int eval_set_answer(struct eval_set *set, const char *id, const char *text)
+int eval_set_response(struct eval_set *set, const char *id, const char *text)
 {
 	int rc;
 	struct eval_item *it = find_item(set, id, &rc);
@@ -1130,23 +668,40 @@ int eval_set_answer(struct eval_set *set, const char *id, const char *text)
 		return rc;
 	if (!it)
 		return err_set(ENG_ENOTFOUND, "no key item '%s'", id);
-	if (it->state != ANSWER_MISSING)
+	if (it->kind != ANSWER_MISSING)
 		set->pred_repeat++;
-	free(it->answer);
-	it->answer = NULL;
-	it->state = text ? ANSWER_TEXT : ANSWER_NULL;
+	answer_clear(it);
+	it->kind = ANSWER_RESPONSE;
+	set->pred_responses++;
 	if (text) {
-		it->answer = strdup(text);
-		if (!it->answer) {
-			it->state = ANSWER_NULL;
+		it->response = strdup(text);
+		if (!it->response)
 			return ENG_ENOMEM;
-		}
 	}
 	return 0;
 }
 
-/* One prediction object (a JSONL line or a results item). */
-static int pred_put(struct eval_set *set, const cJSON *o, const char *where, int arrays)
+int eval_set_answer(struct eval_set *set, const char *id, const cJSON *answer)
+{
+	int rc;
+	struct eval_item *it = find_item(set, id, &rc);
+
+	if (rc)
+		return rc;
+	if (!it)
+		return err_set(ENG_ENOTFOUND, "no key item '%s'", id);
+	if (it->kind != ANSWER_MISSING)
+		set->pred_repeat++;
+	answer_clear(it);
+	it->kind = ANSWER_VALUE;
+	set->pred_answers++;
+	if (answer && !cJSON_IsNull(answer))
+		it->answer = dup_or_null(answer, &rc);
+	return rc;
+}
+
+/* One prediction object (a JSONL line, or a results item when !jsonl). */
+static int pred_put(struct eval_set *set, const cJSON *o, const char *where, int jsonl)
 {
 	char id[256];
 	struct eval_item *it;
@@ -1163,11 +718,9 @@ static int pred_put(struct eval_set *set, const cJSON *o, const char *where, int
 		set->pred_unknown++;
 		return 0;
 	}
-	if (!cJSON_GetObjectItemCaseSensitive(o, "answer"))
-		return 0;
-	if (it->state != ANSWER_MISSING)
+	if (it->kind != ANSWER_MISSING)
 		set->pred_repeat++;
-	return answer_from_field(it, o, arrays);
+	return take_answer(set, it, o, where, jsonl);
 }
 
 static int pred_line(const cJSON *o, const char *where, void *ctx)
@@ -1178,26 +731,26 @@ static int pred_line(const cJSON *o, const char *where, void *ctx)
 int eval_set_read_predictions(struct eval_set *set, const char *path)
 {
 	char *text = NULL, where[PATH_MAX + 32];
-	const unsigned char *p;
 	cJSON *arr = NULL;
 	const cJSON *o;
-	size_t len;
+	size_t len, k = 0;
 	int rc = slurp(path, &text, &len), i = 0;
 
 	if (rc)
 		return rc;
-	p = (const unsigned char *)text;
-	p += skip_ws(p);
-	if (*p != '[') {
+	while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' ||
+			   text[k] == '\r'))
+		k++;
+	if (k == len || text[k] != '[') {
 		free(text);
 		return jsonl_each(path, pred_line, set);
 	}
+	rc = parse_bytes(text, len, path, 1, " (Python's json.load refuses this file too)", &arr);
 	free(text);
-	rc = read_array(path, &arr);
 	if (rc)
 		return rc;
 	cJSON_ArrayForEach(o, arr) {
-		snprintf(where, sizeof(where), "%s: [%d]", path, i++);
+		snprintf(where, sizeof(where), "'%s': [%d]", path, i++);
 		if (!cJSON_IsObject(o)) {
 			rc = err_set(ENG_EPARSE, "%s: expected an object", where);
 			break;
@@ -1215,7 +768,7 @@ int eval_set_read_predictions(struct eval_set *set, const char *path)
 struct acc {
 	const char *name;
 	/* multiple choice */
-	size_t n, correct, missing, unparsed, chance_n;
+	size_t n, correct, missing, unparsed, lenient, chance_n;
 	double chance;
 	/* chains */
 	size_t cn, evaluated, node_correct, drop_unparsable, drop_length, cmissing, invalid;
@@ -1259,8 +812,20 @@ static int distinct_chains(const cJSON *correct, int k)
 	return n;
 }
 
+/* The key is the one-letter string l. */
+static bool key_is(const cJSON *key, char l)
+{
+	return cJSON_IsString(key) && key->valuestring[0] == l && key->valuestring[1] == '\0';
+}
+
+/*
+ * evaluate.py: `answer == correct and answer is not None`, where a raw
+ * response's answer is parse_answer_letter(response). The lenient figure
+ * parses the same text with eval_lenient_letter.
+ */
 static void score_mc(const struct eval_item *it, struct acc *a)
 {
+	const char *text = NULL;
 	char l;
 
 	a->n++;
@@ -1268,21 +833,34 @@ static void score_mc(const struct eval_item *it, struct acc *a)
 		a->chance += 1.0 / it->noptions;
 		a->chance_n++;
 	}
-	if (it->state == ANSWER_MISSING) {
+	switch (it->kind) {
+	case ANSWER_MISSING:
 		a->missing++;
 		return;
+	case ANSWER_RESPONSE:
+		text = it->response;
+		if (!eval_egoprox_letter(text, &l))
+			a->unparsed++;
+		else if (key_is(it->key, l))
+			a->correct++;
+		break;
+	case ANSWER_VALUE:
+		if (!it->answer)
+			a->unparsed++;
+		else if (pyjson_equal(it->answer, it->key))
+			a->correct++;
+		text = cJSON_GetStringValue(it->answer);
+		break;
 	}
-	if (it->state != ANSWER_TEXT || !eval_parse_letter(it->answer, it->noptions, &l)) {
-		a->unparsed++;
-		return;
-	}
-	if (it->key && it->key[0] == l && it->key[1] == '\0')
-		a->correct++;
+	if (text && eval_lenient_letter(text, it->noptions, &l) && key_is(it->key, l))
+		a->lenient++;
 }
 
+/* evaluate.py eval_chain_of_actions for one sample, plus the strict count. */
 static void score_chain(const struct eval_item *it, struct acc *a)
 {
 	const cJSON *first = cJSON_GetArrayItem(it->correct, 0), *nodes, *edges, *m;
+	const char *text;
 	struct eval_chain pc;
 	enum eval_chain_status st;
 	int k, e;
@@ -1301,12 +879,13 @@ static void score_chain(const struct eval_item *it, struct acc *a)
 		a->cchance += distinct_chains(it->correct, k) / perms(it->noptions, k);
 		a->cchance_n++;
 	}
-	if (it->state == ANSWER_MISSING) {
+	if (it->kind == ANSWER_MISSING) {
 		a->cmissing++;
 		return;
 	}
-	st = it->state == ANSWER_TEXT ? eval_parse_chain(it->answer, k, e, &pc)
-				       : EVAL_CHAIN_UNPARSABLE;
+	/* parse_llm_answer returns None for anything but a string */
+	text = it->kind == ANSWER_RESPONSE ? it->response : cJSON_GetStringValue(it->answer);
+	st = text ? eval_parse_chain(text, k, e, &pc) : EVAL_CHAIN_UNPARSABLE;
 	if (st != EVAL_CHAIN_OK) {
 		if (st == EVAL_CHAIN_LENGTH)
 			a->drop_length++;
@@ -1315,7 +894,7 @@ static void score_chain(const struct eval_item *it, struct acc *a)
 		return;
 	}
 	a->evaluated++;
-	m = match_chain(it->correct, &pc);
+	m = eval__match_chain(it->correct, &pc);
 	if (!m)
 		return;
 	a->node_correct++;
@@ -1348,6 +927,8 @@ static cJSON *acc_mc_json(int *oom, const struct acc *a)
 	j_put(oom, o, "chance", ratio(a->chance, a->chance_n));
 	j_put(oom, o, "missing", cJSON_CreateNumber((double)a->missing));
 	j_put(oom, o, "unparsed", cJSON_CreateNumber((double)a->unparsed));
+	j_put(oom, o, "lenient_correct", cJSON_CreateNumber((double)a->lenient));
+	j_put(oom, o, "lenient_accuracy", ratio((double)a->lenient, a->n));
 	if (!o)
 		*oom = 1;
 	return o;
@@ -1357,6 +938,7 @@ static cJSON *acc_chain_json(int *oom, const struct acc *a)
 {
 	cJSON *o = cJSON_CreateObject(), *c = cJSON_CreateObject();
 	double nc = (double)a->node_correct;
+	size_t scored = a->cn - a->invalid;
 
 	j_put(oom, o, "kind", cJSON_CreateString("chain"));
 	j_put(oom, o, "n", cJSON_CreateNumber((double)a->cn));
@@ -1370,6 +952,10 @@ static cJSON *acc_chain_json(int *oom, const struct acc *a)
 	j_put(oom, o, "dropped_length", cJSON_CreateNumber((double)a->drop_length));
 	j_put(oom, o, "missing", cJSON_CreateNumber((double)a->cmissing));
 	j_put(oom, o, "invalid_key", cJSON_CreateNumber((double)a->invalid));
+	j_put(oom, o, "scored", cJSON_CreateNumber((double)scored));
+	j_put(oom, o, "strict_act_acc", ratio(nc, scored));
+	j_put(oom, o, "strict_rel_acc_s", ratio(a->sum_s, scored));
+	j_put(oom, o, "strict_rel_acc_l", ratio(a->sum_l, scored));
 	j_put(oom, c, "act_acc", ratio(a->cchance, a->cchance_n));
 	j_put(oom, c, "rel_acc_s", cJSON_CreateNumber(1.0 / 8));
 	j_put(oom, c, "rel_acc_l", cJSON_CreateNumber(3.0 / 8));
@@ -1419,7 +1005,7 @@ int eval_set_score(const struct eval_set *set, cJSON **out)
 		struct acc *a = acc_get(groups, &ng, it->group);
 		size_t s;
 
-		missing += it->state == ANSWER_MISSING;
+		missing += it->kind == ANSWER_MISSING;
 		for (s = 0; s < ARRAY_SIZE(sources); s++)
 			if (it->source == sources[s])
 				break;
@@ -1459,6 +1045,8 @@ int eval_set_score(const struct eval_set *set, cJSON **out)
 	j_put(&oom, r, "overall_mc", acc_mc_json(&oom, &all));
 	p = cJSON_CreateObject();
 	j_put(&oom, p, "total", cJSON_CreateNumber((double)set->pred_total));
+	j_put(&oom, p, "answers", cJSON_CreateNumber((double)set->pred_answers));
+	j_put(&oom, p, "responses", cJSON_CreateNumber((double)set->pred_responses));
 	j_put(&oom, p, "unknown_ids", cJSON_CreateNumber((double)set->pred_unknown));
 	j_put(&oom, p, "repeated_ids", cJSON_CreateNumber((double)set->pred_repeat));
 	j_put(&oom, p, "ignored_key_items", cJSON_CreateNumber((double)set->ignored));

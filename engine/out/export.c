@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 
 #include "banned.h"
+#include "embed.h"
 #include "err.h"
 #include "recording.h"
 #include "store.h"
@@ -43,6 +45,8 @@ struct export_ops {
 	bool mc_only;          /* multiple-choice QAs only: chains are skipped */
 	bool needs_source;     /* QAs need an EgoProx source name */
 	bool counts_first;     /* a first pass over the QAs sizes the header (TSV) */
+	/* a reason to skip a QA once its frames are known, or NULL (may be NULL) */
+	const char *(*refuse)(const struct exporter *x, const struct item *it);
 	/* one record as JSON (NULL on failure, *rc set for other errors than memory) */
 	cJSON *(*record)(struct exporter *x, const struct item *it, int *rc);
 	/* or one line of text, with it NULL for the header line */
@@ -313,6 +317,23 @@ static int parse_json(const char *text, const char *id, const char *field, cJSON
 	return 0;
 }
 
+/* Writes len bytes to path (created or truncated). Returns 0 or -1 with errno set. */
+static int write_file_bytes(const char *path, const void *data, size_t len)
+{
+	FILE *fp = fopen(path, "we");
+	int e;
+
+	if (!fp)
+		return -1;
+	if (fwrite(data, 1, len, fp) != len) {
+		e = errno;
+		fclose(fp);
+		errno = e;
+		return -1;
+	}
+	return fclose(fp) ? -1 : 0;
+}
+
 /* mkdir -p. Returns 0 or ENG_EIO naming the folder. */
 static int mkdirs(const char *path)
 {
@@ -354,6 +375,22 @@ static void now_iso(char *out, size_t size)
 
 /* ============================== The exporter ============================== */
 
+/*
+ * A VLMEvalKit image cell written as a placeholder: the frames are written
+ * after the rows of their recording (one pass per video), so the base64
+ * goes in once the export has them (vlm_fill).
+ */
+struct vlm_hole {
+	long offset;        /* of the placeholder in the records file */
+	char id[64];        /* the QA */
+	int nframes;
+};
+
+/* Bits of struct exporter.seen: one per EgoProx MC source, and chains. */
+#define SEEN_CHAIN (1u << 6)
+#define SEEN_MC (1u << 7)    /* any multiple-choice QA */
+
+
 /* A frame waiting to be written by the one pass over its recording's video. */
 struct frame_job {
 	int64_t t_ns;       /* device time */
@@ -393,6 +430,9 @@ struct exporter {
 	cJSON *cands;        /* manifest config.chain_candidates */
 	cJSON *recordings;   /* manifest frames.recordings */
 	int oom;
+	unsigned seen;       /* SEEN_* bits: the EgoProx sources written */
+	struct vlm_hole *holes; /* VLMEvalKit: image cells to fill once the frames exist */
+	size_t nholes, capholes;
 	struct video_cache vc;
 	struct export_summary sum;
 	struct buf line;     /* one record's text */
@@ -975,9 +1015,11 @@ static cJSON *rec_lmms(struct exporter *x, const struct item *it)
 	question_type(it, b, sizeof(b));
 	j_str(oom, r, "question_type", b);
 	j_str(oom, r, "group", it->group);
+	j_str(oom, r, "source", it->source);
 	if (it->chain) {
 		char *t;
 
+		j_str(oom, r, "instruction", chain_system_prompt);
 		buf_init(&q, 1 << 20);
 		if (chain_prompt(it, &q))
 			*oom = 1;
@@ -989,14 +1031,86 @@ static cJSON *rec_lmms(struct exporter *x, const struct item *it)
 		cJSON_free(t);
 		j_dup(oom, r, "correct_answer", it->correct);
 	} else {
+		/* every document has every field: the json builder infers one schema */
+		j_str(oom, r, "instruction", "");
 		j_str(oom, r, "question", it->question);
 		j_add(oom, r, "options", lettered_options(oom, it, 0));
 		j_str(oom, r, "ground_truth", l);
+		j_add(oom, r, "correct_answer", cJSON_CreateNull());
 	}
 	return r;
 }
 
-static cJSON *rec_labelstudio(struct exporter *x, const struct item *it)
+/* The video's nominal frame rate, or 24 (Label Studio's default) when unknown. */
+static double video_fps(const struct video *v)
+{
+	struct video_info vi;
+
+	video_get_info(v, &vi);
+	return vi.fps > 0 ? vi.fps : 24;
+}
+
+/* Appends s percent-encoded for a query value: unreserved characters and '/' stay. */
+static int url_escape(struct buf *b, const char *s)
+{
+	int rc = 0;
+
+	for (; !rc && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~/", c))
+			rc = buf_add(b, s, 1);
+		else
+			rc = buf_addf(b, "%%%02X", c);
+	}
+	return rc;
+}
+
+/*
+ * The URL Label Studio loads the clip's video from, opening at the clip
+ * (a media fragment #t=START,END, in video seconds): with --media-url,
+ * proxima review serve's route /media/<QA id>; otherwise Label Studio's
+ * local-files route /data/local-files/?d=PATH, PATH relative to its
+ * LOCAL_FILES_DOCUMENT_ROOT (--local-files-root, default "/", Label
+ * Studio's default). Returns 0, ENG_EINVAL (the video is not under the
+ * root) or a buf error.
+ */
+static int labelstudio_url(struct exporter *x, const struct item *it, double s0, double s1,
+			   struct buf *b)
+{
+	const char *root = x->p->local_files_root ? x->p->local_files_root : "/";
+	char real[PATH_MAX], rroot[PATH_MAX];
+	size_t n;
+	int rc;
+
+	if (x->p->media_url) {
+		n = strlen(x->p->media_url);
+		while (n && x->p->media_url[n - 1] == '/')
+			n--;
+		rc = buf_addf(b, "%.*s/media/%s", (int)n, x->p->media_url, it->qa->id);
+	} else {
+		if (!realpath(it->video, real))
+			snprintf(real, sizeof(real), "%s", it->video);
+		if (!realpath(root, rroot))
+			return err_set(ENG_EINVAL, "--local-files-root '%s': no such folder", root);
+		n = strcmp(rroot, "/") ? strlen(rroot) : 0;
+		if (strncmp(real, rroot, n) || real[n] != '/')
+			return err_set(ENG_EINVAL, "qa '%s': video '%s' is not under --local-files-root "
+				       "'%s' (Label Studio serves local files from there only)",
+				       it->qa->id, real, rroot);
+		rc = buf_adds(b, "/data/local-files/?d=");
+		rc = rc ? rc : url_escape(b, real + n + 1);
+	}
+	return rc ? rc : buf_addf(b, "#t=%.3f,%.3f", s0, s1);
+}
+
+/*
+ * A Label Studio task (config.xml below): the question, the options as
+ * dynamic choices, the key for comparison after a blind labelling, the
+ * video as a URL opening at the clip, the clip window and frame rate.
+ */
+static cJSON *rec_labelstudio(struct exporter *x, const struct item *it, int *rc)
 {
 	int *oom = &x->oom;
 	cJSON *r = cJSON_CreateObject(), *d, *opts, *o;
@@ -1022,43 +1136,65 @@ static cJSON *rec_labelstudio(struct exporter *x, const struct item *it)
 			j_str(oom, d, "answer", buf_str(&b));
 		i++;
 	}
-	buf_release(&b);
 	j_str(oom, d, "answer_letter", l);
-	j_str(oom, d, "video", it->video ? it->video : "");
+	buf_reset(&b);
 	if (it->video) {
-		j_num(oom, d, "clip_start_s", (double)(it->qa->clip_start_ns - it->video_t0) / 1e9);
-		j_num(oom, d, "clip_end_s", (double)(it->qa->clip_end_ns - it->video_t0) / 1e9);
+		double s0 = (double)(it->qa->clip_start_ns - it->video_t0) / 1e9;
+		double s1 = (double)(it->qa->clip_end_ns - it->video_t0) / 1e9;
+
+		s0 = s0 < 0 ? 0 : s0;
+		*rc = labelstudio_url(x, it, s0, s1, &b);
+		j_str(oom, d, "video", buf_str(&b));
+		j_num(oom, d, "clip_start_s", s0);
+		j_num(oom, d, "clip_end_s", s1);
+		buf_reset(&b);
+		if (!*rc && buf_addf(&b, "Clip: %.2f s to %.2f s of the video; its end is the "
+				     "current moment", s0, s1))
+			*oom = 1;
+		j_str(oom, d, "clip_text", buf_str(&b));
 	} else {
+		j_str(oom, d, "video", "");
 		j_add(oom, d, "clip_start_s", cJSON_CreateNull());
 		j_add(oom, d, "clip_end_s", cJSON_CreateNull());
+		j_str(oom, d, "clip_text", "No video: see the frames");
 	}
+	/* the video's rate, else Label Studio's own default */
+	j_num(oom, d, "fps", it->video && x->vc.v ? video_fps(x->vc.v) : 24);
 	j_add(oom, d, "frames", frame_list(oom, it));
+	buf_release(&b);
 	return r;
 }
 
+/*
+ * LLaVA-NeXT's LazySupervisedDataset (llava/train/train.py, _get_item):
+ * "image" as a list of paths under --image_folder (DIR), each loaded by
+ * process_image; the human turn holds one <image> token per frame, the
+ * model's prepare_inputs_labels_for_multimodal matching tokens to images
+ * in order. A "video" entry would be read with decord as a video file.
+ */
 static cJSON *rec_llava(struct exporter *x, const struct item *it)
 {
 	int *oom = &x->oom;
 	cJSON *r = cJSON_CreateObject(), *conv, *m;
-	char b[300], l[2] = { it->letter, 0 };
+	char l[2] = { it->letter, 0 };
 	struct buf q;
 	const cJSON *o;
-	int i = 0;
+	int i = 0, rc = 0;
 
 	buf_init(&q, 1 << 20);
 	j_str(oom, r, "id", it->qa->id);
-	frame_dir(it, b, sizeof(b));
-	j_str(oom, r, "video", b);
-	j_add(oom, r, "frames", frame_list(oom, it));
+	j_add(oom, r, "image", frame_list(oom, it));
 	conv = j_add(oom, r, "conversations", cJSON_CreateArray());
 	m = j_add(oom, conv, NULL, cJSON_CreateObject());
 	j_str(oom, m, "from", "human");
-	if (buf_adds(&q, "<video>\n"))
-		*oom = 1;
+	for (i = 0; !rc && i < it->nframes; i++)
+		rc = buf_adds(&q, "<image>\n");
 	if (it->chain) {
 		char *t;
 
-		if (chain_prompt(it, &q))
+		rc = rc ? rc : buf_addf(&q, "%s\n", chain_system_prompt);
+		rc = rc ? rc : chain_prompt(it, &q);
+		if (rc)
 			*oom = 1;
 		j_str(oom, m, "value", buf_str(&q));
 		m = j_add(oom, conv, NULL, cJSON_CreateObject());
@@ -1067,8 +1203,8 @@ static cJSON *rec_llava(struct exporter *x, const struct item *it)
 		j_str(oom, m, "value", t);
 		cJSON_free(t);
 	} else {
-		int rc = buf_addf(&q, "%s\n", it->question);
-
+		rc = rc ? rc : buf_addf(&q, "%s\n", it->question);
+		i = 0;
 		cJSON_ArrayForEach(o, it->options) {
 			rc = rc ? rc : buf_addf(&q, "%c. %s\n", 'A' + i, o->valuestring);
 			i++;
@@ -1086,28 +1222,250 @@ static cJSON *rec_llava(struct exporter *x, const struct item *it)
 	return r;
 }
 
-/* One VLMEvalKit TSV row (or the header when it is NULL). */
+/* ---------- VLMEvalKit ---------- */
+
+/* The dataset name (--data NAME), the TSV's base name and the images' folder. */
+#define VLM_NAME "Proxima"
+
+/*
+ * The strings pandas' read_csv turns into NaN by default (its
+ * STR_NA_VALUES), as VLMEvalKit's load() reads a TSV (vlmeval/smp/file.py
+ * load_tsv: pd.read_csv(f, sep='\t'), keep_default_na left on).
+ */
+static bool pandas_na(const char *s)
+{
+	static const char *const na[] = {
+		"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+		"1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(na); i++)
+		if (!strcmp(s ? s : "", na[i]))
+			return true;
+	return false;
+}
+
+/*
+ * QAs VLMEvalKit would read wrong: a question or option that pandas reads
+ * as NaN (ImageMCQDataset.build_prompt drops NaN options), or, in an
+ * export with frames, a QA whose frames could not be extracted (its row
+ * would have no image and ImageBaseDataset drops it).
+ */
+static const char *vlm_refuse(const struct exporter *x, const struct item *it)
+{
+	const cJSON *o;
+
+	if (x->p->frames > 0 && !it->extracted)
+		return "no_frames_extracted";
+	if (pandas_na(it->question))
+		return "vlmevalkit_na_text";
+	cJSON_ArrayForEach(o, it->options)
+		if (pandas_na(o->valuestring))
+			return "vlmevalkit_na_text";
+	return NULL;
+}
+
+/* Writes frame i of QA id as base64 to out and links it under images/NAME/<id>/. */
+static int vlm_image(struct exporter *x, const char *id, int i, FILE *out)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+	struct buf f;
+	unsigned char *enc = NULL;
+	int rc, n, e;
+
+	snprintf(src, sizeof(src), "%s/Frames/%s/%03d.jpg", x->dir, id, i + 1);
+	snprintf(dst, sizeof(dst), "%s/images/" VLM_NAME "/%s", x->dir, id);
+	buf_init(&f, (size_t)64 << 20);
+	rc = buf_read_file(&f, src);
+	if (rc) {
+		rc = err_set(rc, "'%s': cannot read the frame", src);
+		goto out;
+	}
+	if (f.len > (size_t)INT_MAX / 2) {
+		rc = err_set(ENG_ETOOBIG, "'%s': frame too large", src);
+		goto out;
+	}
+	enc = malloc(4 * ((f.len + 2) / 3) + 1);
+	if (!enc) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	n = EVP_EncodeBlock(enc, (const unsigned char *)f.ptr, (int)f.len);
+	if (fwrite(enc, 1, (size_t)n, out) != (size_t)n) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': write failed: %s", x->final_path, strerror(e));
+		goto out;
+	}
+	rc = mkdirs(dst);
+	if (rc)
+		goto out;
+	snprintf(dst, sizeof(dst), "%s/images/" VLM_NAME "/%s/%03d.jpg", x->dir, id, i + 1);
+	unlink(dst);
+	/* a hard link costs no space; a file system without links gets a copy */
+	if (link(src, dst) && write_file_bytes(dst, f.ptr, f.len)) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': cannot write: %s", dst, strerror(e));
+	}
+out:
+	free(enc);
+	buf_release(&f);
+	return rc;
+}
+
+/* Copies n bytes (all that is left when n < 0) from in to out. */
+static int copy_bytes(FILE *in, FILE *out, long n)
+{
+	char b[65536];
+
+	while (n != 0) {
+		size_t want = n < 0 || n > (long)sizeof(b) ? sizeof(b) : (size_t)n;
+		size_t got = fread(b, 1, want, in);
+
+		if (!got)
+			return n < 0 && !ferror(in) ? 0 : -1;
+		if (fwrite(b, 1, got, out) != got)
+			return -1;
+		if (n > 0)
+			n -= (long)got;
+	}
+	return 0;
+}
+
+/*
+ * The image cells, once the frames exist: copies the TSV with each
+ * placeholder ("@") replaced by its frames' base64 (a Python list literal
+ * of them for several frames), linking each frame under images/NAME/.
+ */
+static int vlm_fill(struct exporter *x)
+{
+	char tmp[PATH_MAX + 16];
+	FILE *in = NULL, *out = NULL;
+	long at = 0;
+	size_t h;
+	int rc = 0, e, i;
+
+	if (!x->nholes)
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s.images", x->final_path);
+	in = fopen(x->final_path, "rbe");
+	out = in ? fopen(tmp, "wbe") : NULL;
+	if (!in || !out) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': cannot rewrite: %s", x->final_path, strerror(e));
+		goto out;
+	}
+	for (h = 0; !rc && h < x->nholes; h++) {
+		const struct vlm_hole *o = &x->holes[h];
+
+		if (copy_bytes(in, out, o->offset - at) || fgetc(in) != '@') {
+			rc = err_set(ENG_EIO, "'%s': the file changed while it was written",
+				     x->final_path);
+			break;
+		}
+		at = o->offset + 1;
+		if (o->nframes > 1 && fputs("['", out) < 0)
+			rc = ENG_EIO;
+		for (i = 0; !rc && i < o->nframes; i++) {
+			if (i && fputs("', '", out) < 0)
+				rc = ENG_EIO;
+			rc = rc ? rc : vlm_image(x, o->id, i, out);
+		}
+		if (!rc && o->nframes > 1 && fputs("']", out) < 0)
+			rc = ENG_EIO;
+	}
+	if (!rc && copy_bytes(in, out, -1))
+		rc = ENG_EIO;
+	e = fclose(out) ? errno : 0;
+	out = NULL;
+	if (!rc && e)
+		rc = err_set(ENG_EIO, "'%s': write failed: %s", tmp, strerror(e));
+	if (!rc && rename(tmp, x->final_path)) {
+		e = errno;
+		rc = err_set(ENG_EIO, "'%s': cannot rename: %s", x->final_path, strerror(e));
+	}
+	if (rc == ENG_EIO && !*err_msg())
+		rc = err_set(rc, "'%s': write failed", tmp);
+out:
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* Records that the image cell of this row starts `skip` bytes into it. */
+static int vlm_hole_add(struct exporter *x, const struct item *it, size_t skip)
+{
+	long at = ftell(x->fp);
+	struct vlm_hole *o;
+
+	if (at < 0)
+		return err_set(ENG_EIO, "'%s': %s", x->final_path, strerror(errno));
+	if (x->nholes == x->capholes) {
+		size_t cap = x->capholes ? 2 * x->capholes : 64;
+
+		o = realloc(x->holes, cap * sizeof(*o));
+		if (!o)
+			return ENG_ENOMEM;
+		x->holes = o;
+		x->capholes = cap;
+	}
+	o = &x->holes[x->nholes++];
+	o->offset = at + (long)skip;
+	snprintf(o->id, sizeof(o->id), "%s", it->qa->id);
+	o->nframes = it->nframes;
+	return 0;
+}
+
+/* A Python list literal of quoted items (VLMEvalKit's toliststr evaluates it). */
+static int vlm_paths(const struct item *it, struct buf *b)
+{
+	int i, rc = buf_add(b, "[", 1);
+
+	for (i = 0; !rc && i < it->nframes; i++)
+		rc = buf_addf(b, "%s'%s/%03d.jpg'", i ? ", " : "", it->qa->id, i + 1);
+	return rc ? rc : buf_add(b, "]", 1);
+}
+
+/*
+ * One row of VLMEvalKit's MCQ TSV (or the header when it is NULL), laid
+ * out for vlmeval/dataset/image_base.py ImageBaseDataset: the export
+ * folder is an LMUData root (LMUDataRoot(): $LMUData), the TSV is
+ * NAME.tsv, `image` holds the frames as base64 (a Python list literal of
+ * them for several frames, which toliststr evaluates; more than 64
+ * characters, or the kit takes it for another row's index) and
+ * `image_path` their names, which dump_image() resolves under
+ * LMUData/images/NAME/ (it decodes `image` there only when a file is
+ * missing or unreadable: the frames are linked there already; vlm_fill
+ * writes both once the frames exist). Without
+ * extracted frames there is no `image` column: the kit then reads
+ * image_path as it is (meta_only), and the rows are not runnable.
+ * Columns A..: ImageMCQDataset.build_prompt's options (an empty cell is
+ * NaN and left out); answer, category, l2-category as its MCQ datasets.
+ */
 static int row_vlmevalkit(struct exporter *x, const struct item *it, struct buf *b)
 {
-	char s[300];
-	int i, rc = 0;
+	int i, rc = 0, images = x->p->frames > 0;
 
 	buf_reset(b);
 	if (!it) {
-		rc = buf_adds(b, "index\tvideo\timage_path\tquestion");
+		rc = buf_adds(b, images ? "index\timage\timage_path\tquestion" :
+			      "index\timage_path\tquestion");
 		for (i = 0; !rc && i < x->max_options; i++)
 			rc = buf_addf(b, "\t%c", 'A' + i);
 		return rc ? rc : buf_adds(b, "\tanswer\tcategory\tl2-category\tqa_id\n");
 	}
 	rc = buf_addf(b, "%zu\t", x->n);
-	frame_dir(it, s, sizeof(s));
-	rc = rc ? rc : export_tsv_field(b, s);
-	rc = rc ? rc : buf_adds(b, "\t[");
-	for (i = 0; !rc && i < it->nframes; i++) {
-		frame_path(it, i, s, sizeof(s));
-		rc = buf_addf(b, "%s'%s'", i ? ", " : "", s);
+	/* the frames are written after their recording's rows: vlm_fill puts them in */
+	if (images) {
+		rc = rc ? rc : vlm_hole_add(x, it, b->len);
+		rc = rc ? rc : buf_adds(b, "@\t");
 	}
-	rc = rc ? rc : buf_adds(b, "]\t");
+	rc = rc ? rc : vlm_paths(it, b);
+	rc = rc ? rc : buf_add(b, "\t", 1);
 	rc = rc ? rc : export_tsv_field(b, it->question);
 	for (i = 0; !rc && i < x->max_options; i++) {
 		const cJSON *o = cJSON_GetArrayItem(it->options, i);
@@ -1137,8 +1495,7 @@ static cJSON *lmms_record(struct exporter *x, const struct item *it, int *rc)
 
 static cJSON *labelstudio_record(struct exporter *x, const struct item *it, int *rc)
 {
-	(void)rc;
-	return rec_labelstudio(x, it);
+	return rec_labelstudio(x, it, rc);
 }
 
 static cJSON *llava_record(struct exporter *x, const struct item *it, int *rc)
@@ -1151,19 +1508,21 @@ static int write_lmms_task(struct exporter *x);
 static int write_labelstudio_config(struct exporter *x);
 
 static const struct export_ops formats[EXPORT_NFORMAT] = {
-	[EXPORT_EGOPROX] = { "egoprox", "egoprox.json", true, false, true, false,
-			     egoprox_record, NULL, NULL, { NULL } },
-	[EXPORT_JSONL] = { "jsonl", "records.jsonl", false, false, false, false,
-			   rec_jsonl, NULL, NULL, { NULL } },
-	[EXPORT_LMMS_EVAL] = { "lmms-eval", "proxima.jsonl", false, false, false, false,
-			       lmms_record, NULL, write_lmms_task, { "proxima.yaml", "utils.py" } },
-	[EXPORT_VLMEVALKIT] = { "vlmevalkit", "Proxima.tsv", false, true, false, true,
-				NULL, row_vlmevalkit, NULL, { NULL } },
-	[EXPORT_LABELSTUDIO] = { "labelstudio", "tasks.json", true, true, false, false,
-				 labelstudio_record, NULL, write_labelstudio_config,
-				 { "config.xml" } },
-	[EXPORT_LLAVA] = { "llava", "llava.json", true, false, false, false,
-			   llava_record, NULL, NULL, { NULL } },
+	[EXPORT_EGOPROX] = { .name = "egoprox", .file = "egoprox.json", .array = true,
+			     .needs_source = true, .record = egoprox_record },
+	[EXPORT_JSONL] = { .name = "jsonl", .file = "records.jsonl", .record = rec_jsonl },
+	[EXPORT_LMMS_EVAL] = { .name = "lmms-eval", .file = "proxima.jsonl", .record = lmms_record,
+			       .extra = write_lmms_task,
+			       .extra_files = { "proxima.yaml", "utils.py" } },
+	[EXPORT_VLMEVALKIT] = { .name = "vlmevalkit", .file = VLM_NAME ".tsv", .mc_only = true,
+				.counts_first = true, .refuse = vlm_refuse,
+				.row = row_vlmevalkit, .extra = vlm_fill },
+	[EXPORT_LABELSTUDIO] = { .name = "labelstudio", .file = "tasks.json", .array = true,
+				 .mc_only = true, .record = labelstudio_record,
+				 .extra = write_labelstudio_config,
+				 .extra_files = { "config.xml" } },
+	[EXPORT_LLAVA] = { .name = "llava", .file = "llava.json", .array = true,
+			   .record = llava_record },
 };
 
 static const struct export_ops *ops_of(enum export_format f)
@@ -1206,6 +1565,20 @@ static int remember_id(struct exporter *x, const char *id)
 	return 0;
 }
 
+/* The SEEN_* bit of an EgoProx MC source (0 for none). */
+static unsigned source_bit(const char *source)
+{
+	static const char *const mc[] = { "Intention_Approx", "Intention_Relative",
+					  "Exploration_Approx", "Exploration_Relative",
+					  "Exploitation_Approx", "Exploitation_Relative" };
+	size_t i;
+
+	for (i = 0; source && i < ARRAY_SIZE(mc); i++)
+		if (!strcmp(source, mc[i]))
+			return 1u << i;
+	return 0;
+}
+
 static int write_item(struct exporter *x, const struct item *it)
 {
 	enum export_format f = x->p->format;
@@ -1239,6 +1612,7 @@ static int write_item(struct exporter *x, const struct item *it)
 	if (rc)
 		goto out;
 	x->n++;
+	x->seen |= it->chain ? SEEN_CHAIN : (source_bit(it->source) | SEEN_MC);
 	count(x, x->groups, it->group);
 	snprintf(key, sizeof(key), "%d", it->nopt);
 	count(x, it->chain ? x->cands : x->options, key);
@@ -1279,6 +1653,11 @@ static int on_qa(const struct store_qa *qa, void *ctx)
 		goto out;
 	}
 	rc = item_frames(x, it);
+	if (!rc && ops_of(f)->refuse && ops_of(f)->refuse(x, it)) {
+		skip(x, ops_of(f)->refuse(x, it));
+		rc = 1;
+		goto out;
+	}
 	rc = rc ? rc : write_item(x, it);
 out:
 	item_release(it);
@@ -1297,7 +1676,8 @@ static int ids_digest(struct exporter *x)
 	size_t i;
 	int rc;
 
-	qsort(x->ids, x->nids, sizeof(*x->ids), cmp_str);
+	if (x->nids) /* qsort(NULL, 0, ...) is undefined */
+		qsort(x->ids, x->nids, sizeof(*x->ids), cmp_str);
 	rc = hash_new(&h);
 	for (i = 0; !rc && i < x->nids; i++) {
 		rc = hash_add(h, x->ids[i], strlen(x->ids[i]));
@@ -1339,68 +1719,21 @@ static int write_file(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
-static const char lmms_utils_py[] =
-	"# lmms-eval helpers for a proxima export (proxima export --format lmms-eval).\n"
-	"# Frames are read relative to this folder; see docs/export.md in proxima.\n"
-	"import json\n"
-	"import os\n"
-	"import re\n"
-	"\n"
-	"BASE = os.path.dirname(os.path.abspath(__file__))\n"
-	"ANS_RE = re.compile(r\"(?:Therefore,\\s*)?The\\s+correct\\s+answer\\s+is\\s*<?\\s*([A-H])\\s*>?\\s*[\\.\\)]?\",\n"
-	"                    flags=re.IGNORECASE)\n"
-	"BARE_RE = re.compile(r\"\\s*<?\\s*([A-H])\\s*>?\\s*[\\.\\)]?\\s*\")\n"
-	"\n"
-	"\n"
-	"def proxima_doc_to_visual(doc):\n"
-	"    from PIL import Image\n"
-	"    paths = [os.path.join(BASE, p) for p in doc[\"frames\"]]\n"
-	"    return [Image.open(p).convert(\"RGB\") for p in paths if os.path.exists(p)]\n"
-	"\n"
-	"\n"
-	"def proxima_doc_to_text(doc, lmms_eval_specific_kwargs=None):\n"
-	"    kw = lmms_eval_specific_kwargs or {}\n"
-	"    pre = kw.get(\"pre_prompt\", \"\")\n"
-	"    if doc.get(\"correct_answer\"):\n"
-	"        return \"\\n\".join(x for x in [pre, doc[\"question\"]] if x)\n"
-	"    post = kw.get(\"post_prompt\", \"\")\n"
-	"    return \"\\n\".join(x for x in [pre, doc[\"question\"], \"\\n\".join(doc[\"options\"]), post] if x)\n"
-	"\n"
-	"\n"
-	"def proxima_letter(text):\n"
-	"    m = list(ANS_RE.finditer(text or \"\"))\n"
-	"    if m:\n"
-	"        return m[-1].group(1).upper()\n"
-	"    b = BARE_RE.fullmatch(text or \"\")\n"
-	"    return b.group(1) if b else None\n"
-	"\n"
-	"\n"
-	"def proxima_chain_nodes(text):\n"
-	"    try:\n"
-	"        v = json.loads((text or \"\").strip())\n"
-	"        return [int(x) for x in v[0]]\n"
-	"    except Exception:\n"
-	"        m = re.search(r\"\\[\\s*\\[\\s*([^\\]]+?)\\s*\\]\\s*,\", text or \"\")\n"
-	"        return [int(x) for x in re.findall(r\"\\d+\", m.group(1))] if m else None\n"
-	"\n"
-	"\n"
-	"def proxima_process_results(doc, results):\n"
-	"    pred = results[0] if results else \"\"\n"
-	"    if doc.get(\"correct_answer\"):\n"
-	"        nodes = proxima_chain_nodes(pred)\n"
-	"        ok = any(nodes == [int(n) for n in c[\"node\"]] for c in doc[\"correct_answer\"])\n"
-	"    else:\n"
-	"        ok = proxima_letter(pred) == doc[\"ground_truth\"]\n"
-	"    return {\"proxima_score\": {\"question_type\": doc[\"question_type\"], \"correct\": 1.0 if ok else 0.0}}\n"
-	"\n"
-	"\n"
-	"def proxima_aggregate_results(results):\n"
-	"    by_type = {}\n"
-	"    for r in results:\n"
-	"        by_type.setdefault(r[\"question_type\"], []).append(r[\"correct\"])\n"
-	"    out = {k: sum(v) / len(v) for k, v in sorted(by_type.items())}\n"
-	"    out[\"overall\"] = sum(r[\"correct\"] for r in results) / max(len(results), 1)\n"
-	"    return out\n";
+/* The hooks' source, embedded from engine/out/lmms_eval_utils.py. */
+#define LMMS_UTILS "engine/out/lmms_eval_utils.py"
+
+/* lmms-eval metrics (utils.proxima_NAME aggregates each), by the QAs they need. */
+static const struct {
+	unsigned need;        /* SEEN_* bits, any of which makes the metric present */
+	const char *name;
+} lmms_metrics[] = {
+	{ SEEN_MC, "mc_accuracy" }, { SEEN_MC, "mc_lenient_accuracy" },
+	{ 1u << 0, "intention_approx" }, { 1u << 1, "intention_relative" },
+	{ 1u << 2, "exploration_approx" }, { 1u << 3, "exploration_relative" },
+	{ 1u << 4, "exploitation_approx" }, { 1u << 5, "exploitation_relative" },
+	{ SEEN_CHAIN, "act_acc" }, { SEEN_CHAIN, "rel_acc_s" }, { SEEN_CHAIN, "rel_acc_l" },
+	{ SEEN_CHAIN, "strict_act_acc" },
+};
 
 /* YAML double-quoted scalar of s. */
 static int yaml_quoted(struct buf *b, const char *s)
@@ -1412,25 +1745,34 @@ static int yaml_quoted(struct buf *b, const char *s)
 	return rc ? rc : buf_add(b, "\"", 1);
 }
 
+/*
+ * proxima.yaml and utils.py beside proxima.jsonl: a task folder that
+ * works where it is copied. lmms-eval reads data_files relative to the
+ * yaml's folder (lmms_eval/utils.py load_yaml_config ->
+ * _resolve_local_data_files, for the json builder; releases up to v0.7.2
+ * pass it to datasets.load_dataset as it is, relative to the working
+ * directory) and imports each !function from utils.py next to the yaml
+ * (lmms_eval/utils.py import_function). The metric list holds the
+ * metrics of the groups this export has.
+ */
 static int write_lmms_task(struct exporter *x)
 {
-	char abs[PATH_MAX], path[PATH_MAX + 32];
+	const struct embed_file *utils = embed_find(LMMS_UTILS);
 	struct buf b;
-	int rc;
+	size_t i;
+	int rc, k = 0;
 
-	if (!realpath(x->dir, abs))
-		snprintf(abs, sizeof(abs), "%s", x->dir);
-	snprintf(path, sizeof(path), "%s/%s", abs, export_format_file(EXPORT_LMMS_EVAL));
-	buf_init(&b, 1 << 16);
+	if (!utils)
+		return err_set(ENG_EINVAL, "'%s' is not embedded in this build", LMMS_UTILS);
+	buf_init(&b, 1 << 20);
 	rc = buf_adds(&b, "# lmms-eval task for a proxima export; see docs/export.md in proxima.\n"
-		      "# data_files is absolute: edit it when the export folder moves.\n"
+		      "# data_files is relative to this file (lmms-eval after v0.7.2 reads it so;\n"
+		      "# with older releases run lmms-eval from this folder).\n"
 		      "task: proxima\n"
 		      "dataset_path: json\n"
 		      "dataset_kwargs:\n"
 		      "  data_files:\n"
-		      "    test: ");
-	rc = rc ? rc : yaml_quoted(&b, path);
-	rc = rc ? rc : buf_adds(&b, "\n"
+		      "    test: proxima.jsonl\n"
 		      "test_split: test\n"
 		      "output_type: generate_until\n"
 		      "doc_to_visual: !function utils.proxima_doc_to_visual\n"
@@ -1443,29 +1785,49 @@ static int write_lmms_task(struct exporter *x)
 		      "  num_beams: 1\n"
 		      "  do_sample: false\n"
 		      "process_results: !function utils.proxima_process_results\n"
-		      "metric_list:\n"
-		      "  - metric: proxima_score\n"
-		      "    aggregation: !function utils.proxima_aggregate_results\n"
-		      "    higher_is_better: true\n"
-		      "lmms_eval_specific_kwargs:\n"
-		      "  default:\n"
-		      "    pre_prompt: \"\"\n"
-		      "    post_prompt: ");
+		      "metric_list:\n");
+	for (i = 0; !rc && i < ARRAY_SIZE(lmms_metrics); i++)
+		if (x->seen & lmms_metrics[i].need)
+			rc = buf_addf(&b, "  - metric: %s\n"
+				      "    aggregation: !function utils.proxima_%s\n"
+				      "    higher_is_better: true\n", lmms_metrics[i].name,
+				      lmms_metrics[i].name);
+	rc = rc ? rc : buf_adds(&b, "lmms_eval_specific_kwargs:\n"
+				"  default:\n"
+				"    pre_prompt: \"\"\n"
+				"    post_prompt: ");
 	rc = rc ? rc : yaml_quoted(&b, EXPORT_MC_INSTRUCTION);
 	rc = rc ? rc : buf_adds(&b, "\nmetadata:\n  - version: 0.0\n");
 	rc = rc ? rc : write_file(x->dir, "proxima.yaml", buf_str(&b));
-	rc = rc ? rc : write_file(x->dir, "utils.py", lmms_utils_py);
+	buf_reset(&b);
+	rc = rc ? rc : buf_add(&b, utils->data, utils->len);
+	rc = rc ? rc : buf_adds(&b, "\n# written by proxima export: the metrics proxima.yaml lists\n"
+				"METRICS = [");
+	for (i = 0; !rc && i < ARRAY_SIZE(lmms_metrics); i++)
+		if (x->seen & lmms_metrics[i].need)
+			rc = buf_addf(&b, "%s\"%s\"", k++ ? ", " : "", lmms_metrics[i].name);
+	rc = rc ? rc : buf_adds(&b, "]\n");
+	rc = rc ? rc : write_file(x->dir, "utils.py", buf_str(&b));
 	buf_release(&b);
 	return rc;
 }
 
+/*
+ * The labelling config, checked against Label Studio's tag docs
+ * (labelstud.io/tags/video: name, value, frameRate from task data;
+ * /tags/choices: value= loads the choices from a task field that is a
+ * list of {"value"}; /tags/header). Its player (web/libs/editor/src/
+ * components/VideoCanvas/VirtualVideo.tsx) loads the URL into a <video>
+ * with crossOrigin "anonymous".
+ */
 static const char labelstudio_config[] =
 	"<!-- Label Studio labelling config for a proxima export (tasks.json); see\n"
-	"     docs/export.md in proxima. The choices come from each task's options. -->\n"
+	"     docs/export.md in proxima. The choices come from each task's options;\n"
+	"     the key (answer, answer_letter) is not shown, so the labelling is blind. -->\n"
 	"<View>\n"
 	"  <Header value=\"$question\"/>\n"
-	"  <Video name=\"video\" value=\"$video\"/>\n"
-	"  <Text name=\"clip\" value=\"Clip: $clip_start_s s to $clip_end_s s (the last frame is the current moment)\"/>\n"
+	"  <Video name=\"video\" value=\"$video\" frameRate=\"$fps\"/>\n"
+	"  <Header value=\"$clip_text\" size=\"5\"/>\n"
 	"  <Choices name=\"answer\" toName=\"video\" choice=\"single\" required=\"true\" value=\"$options\"/>\n"
 	"  <TextArea name=\"note\" toName=\"video\" placeholder=\"Note (optional)\" maxSubmissions=\"1\"/>\n"
 	"</View>\n";
@@ -1650,6 +2012,7 @@ out:
 	for (i = 0; i < x->nids; i++)
 		free(x->ids[i]);
 	free(x->ids);
+	free(x->holes);
 	for (i = 0; i < x->vc.njobs; i++) /* left over after an error: not written */
 		free(x->vc.jobs[i].path);
 	x->vc.njobs = 0;

@@ -76,29 +76,33 @@ assert b1["question"].startswith("In which direction") and b1["question_original
 assert b1["review"]["status"] == "edited" and b1["review"]["notes"] == ["reworded"]
 compile(open(d + "/lmms-eval/utils.py").read(), "utils.py", "exec")
 lv = json.load(open(d + "/llava/llava.json"))
-assert lv[0]["conversations"][0]["value"].startswith("<video>\n")
+assert lv[0]["conversations"][0]["value"].startswith("<image>\n") and lv[0]["image"][0].startswith("Frames/")
 EOF
 	then ok "exports parse and hold the fields (python3)"; else not_ok "exports parse and hold the fields (python3)"; fi
 fi
 
 # ---------------------------------------------------------------- scores
-# mix: head_turn/approx 3 of 7 (bare A; B; C after a decoy A; wrong B; unparsable;
-# a5 missing; "c" against B), navigate H of 8 right, the edited QA right; chains:
-# one wrong edge of 3 (S 2/3, L 2/3), lenient neighbours (S 0, L 1), one unparsable.
+# mix: head_turn/approx 3 of 7 under EgoProx's rules (the answer "A" as it is; B; C
+# after a decoy A; wrong B; no letter; a5 missing; "c" is C against B), navigate's
+# "the correct answer is H" is no match for EgoProx (A-E) but H for the lenient parse,
+# the edited QA right; chains: one wrong edge of 3 (S 2/3, L 2/3), lenient neighbours
+# (S 0, L 1), one unparsable (dropped by EgoProx, wrong in the strict score: 2 of 3).
 check_mix() {
-	expect_match '^intention\.head_turn/approx +7 +3 +42\.86% +20\.00% +1 +1$' "$OUT" "$1: 3 of 7 right"
-	expect_match '^exploration\.navigate/relative +1 +1 +100\.00% +12\.50% +0 +0$' "$OUT" "$1: 8-option letter H"
+	expect_match '^intention\.head_turn/approx +7 +3 +42\.86% +20\.00% +1 +1 +42\.86%$' "$OUT" "$1: 3 of 7 right"
+	expect_match '^exploration\.navigate/relative +1 +0 +0\.00% +12\.50% +0 +1 +100\.00%$' "$OUT" "$1: letter H only for the lenient parse"
 	expect_match '^intention\.head_turn/relative +1 +1 +100\.00%' "$OUT" "$1: edited QA scored"
 	expect_match '^chain\.actions/relative +3 +2 +100\.00% +33\.33% +83\.33% +1 +0 +0$' "$OUT" "$1: chain metrics"
+	expect_match 'strict over 3: Act-Acc 66\.67%, Rel-Acc-S 22\.22%, Rel-Acc-L 55\.56%' "$OUT" "$1: strict chain score"
 	expect_match 'chance: Act-Acc 0\.12%, Rel-Acc-S 12\.50%, Rel-Acc-L 37\.50%' "$OUT" "$1: chain chance levels"
 	expect_match '^Intention_Approx +ACC: 42\.86%$' "$OUT" "$1: EgoProx group"
+	expect_match '^Exploration_Relative +ACC: 0\.00%$' "$OUT" "$1: EgoProx group, 8 options"
 	expect_match '^Chain of Actions +Act-Acc: 100\.00%, Rel-Acc-S: 33\.33%, Rel-Acc-L: 83\.33%$' "$OUT" "$1: EgoProx chain line"
-	expect_match 'predictions read: 12 \(1 with ids not in the key, 0 repeated\); missing answers: 1' "$OUT" "$1: counts"
+	expect_match 'predictions read: 12 \(2 answers, 9 responses; 1 with ids not in the key, 0 repeated\); missing answers: 1' "$OUT" "$1: counts"
 }
 expect_status 0 "eval --db mix" "$PROXIMA" eval --db "$TMP/s.db" --predictions "$EVAL/mix.jsonl"
 check_mix "db"
 expect_status 0 "eval --export egoprox mix" "$PROXIMA" eval --export "$TMP/egoprox" --predictions "$EVAL/mix.jsonl"
-expect_match '^Intention_Approx +7 +3 +42\.86% +20\.00% +1 +1$' "$OUT" "egoprox key: groups by source"
+expect_match '^Intention_Approx +7 +3 +42\.86% +20\.00% +1 +1 +42\.86%$' "$OUT" "egoprox key: groups by source"
 expect_match '^Chain of Actions +3 +2 +100\.00% +33\.33% +83\.33% +1 +0 +0$' "$OUT" "egoprox key: chain metrics"
 expect_status 0 "eval --export jsonl mix" "$PROXIMA" eval --export "$TMP/jsonl" --predictions "$EVAL/mix.jsonl"
 check_mix "jsonl export"
@@ -110,7 +114,7 @@ expect_status 0 "eval all right" "$PROXIMA" eval --db "$TMP/s.db" --predictions 
 expect_match '^intention\.head_turn/approx +7 +7 +100\.00%' "$OUT" "all right: MC"
 expect_match '^chain\.actions/relative +3 +3 +100\.00% +100\.00% +100\.00%' "$OUT" "all right: chains"
 expect_status 0 "eval all wrong" "$PROXIMA" eval --db "$TMP/s.db" --predictions "$EVAL/all_wrong.jsonl"
-expect_match '^intention\.head_turn/approx +7 +0 +0\.00% +20\.00% +0 +0$' "$OUT" "all wrong: MC"
+expect_match '^intention\.head_turn/approx +7 +0 +0\.00% +20\.00% +0 +0 +0\.00%$' "$OUT" "all wrong: MC"
 # a wrong action, a wrong order, a wrong node count (dropped)
 expect_match '^chain\.actions/relative +3 +2 +0\.00% +0\.00% +0\.00% +0 +1 +0$' "$OUT" "all wrong: chains, one dropped for its length"
 
@@ -120,7 +124,7 @@ expect_match '^Intention_Approx +ACC: 50\.00%$' "$OUT" "results file: MC"
 expect_match '^Chain of Actions +Act-Acc: 100\.00%, Rel-Acc-S: 100\.00%, Rel-Acc-L: 100\.00%$' "$OUT" "results file: chains"
 # ... or answers against another key: 1 of 7 right, 5 missing, 1 null
 expect_status 0 "eval a results file against the store" "$PROXIMA" eval --db "$TMP/s.db" --predictions "$EVAL/results.json"
-expect_match '^intention\.head_turn/approx +7 +1 +14\.29% +20\.00% +5 +1$' "$OUT" "results as predictions"
+expect_match '^intention\.head_turn/approx +7 +1 +14\.29% +20\.00% +5 +1 +14\.29%$' "$OUT" "results as predictions"
 expect_status 0 "eval --db --tasks chain" "$PROXIMA" eval --db "$TMP/s.db" --tasks chain --predictions "$EVAL/mix.jsonl"
 expect_match 'key items: 3;' "$OUT" "task filter on the key"
 
@@ -128,7 +132,7 @@ expect_status 1 "eval --export of a TSV export fails" "$PROXIMA" eval --export "
 expect_match "format 'vlmevalkit' holds no answer key" "$ERR" "the reason is given"
 printf '{"id":"00000000000000a0","answer":"A"}\nnot json\n' >"$TMP/bad.jsonl"
 expect_status 1 "eval with a bad predictions line" "$PROXIMA" eval --db "$TMP/s.db" --predictions "$TMP/bad.jsonl"
-expect_match "bad\.jsonl:2: not a JSON object" "$ERR" "the bad line is named"
+expect_match "bad\.jsonl:2:1: Expecting value" "$ERR" "the bad line is named, with Python's message"
 
 # ---------------------------------------------------------------- frames
 expect_status 0 "export --frames without a video" "$PROXIMA" export --db "$TMP/s.db" --format jsonl -o "$TMP/nv" --frames 4 --tasks intention.head_turn/relative

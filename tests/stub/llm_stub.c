@@ -9,6 +9,13 @@
  *   llm_stub --script FILE [--log FILE] [--latency-ms N] [--max-requests N]
  *            [--timeout-s N] [--strict] [--flavor F] [--loop]
  *
+ * In --strict mode it also checks content parts as vision servers do:
+ * text parts hold text, image_url parts (in user messages only) hold an
+ * http(s) URL or a base64 data URL of a JPEG, PNG, GIF or WebP whose
+ * bytes decode and start with that format's signature. A script's
+ * "match" list answers by request text: the first entry whose "contains"
+ * occurs in a message's text is the reply, as often as it matches.
+ *
  * It binds 127.0.0.1 on a free port and prints "port N" on stdout. It
  * exits after --max-requests requests or --timeout-s seconds (default 60).
  * docs/llm.md describes the script format.
@@ -47,6 +54,7 @@ static struct {
 	cJSON *script;          /* the script file */
 	const cJSON *replies;   /* the queue, served once each */
 	const cJSON *loop;      /* served by turn forever after the queue, or NULL */
+	const cJSON *match;     /* replies chosen by a text of the request, or NULL */
 	int next;               /* next queue index */
 	const char *flavor;     /* server identity: validation and default shape */
 	int strict;             /* validate requests */
@@ -486,6 +494,140 @@ static int unanswered(cJSON *pending, struct reject *r)
 	return 1;
 }
 
+/* ---------- content parts: text and images ---------- */
+
+/* Value of base64 character c, or -1. */
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/*
+ * Decodes standard base64 (RFC 4648, padded) into out (at least 3/4 of
+ * the text's length); returns the byte count, or -1 when the text is not
+ * valid base64.
+ */
+static long b64_decode(const char *s, size_t n, unsigned char *out)
+{
+	size_t i, k = 0;
+
+	if (n == 0 || n % 4)
+		return -1;
+	for (i = 0; i < n; i += 4) {
+		int v[4], j, pad = 0;
+
+		for (j = 0; j < 4; j++) {
+			if (s[i + j] == '=' && i + 4 == n && j >= 2) {
+				v[j] = 0;
+				pad++;
+				continue;
+			}
+			if (pad)
+				return -1;
+			v[j] = b64_value((unsigned char)s[i + j]);
+			if (v[j] < 0)
+				return -1;
+		}
+		out[k++] = (unsigned char)(v[0] << 2 | v[1] >> 4);
+		if (pad < 2)
+			out[k++] = (unsigned char)(v[1] << 4 | v[2] >> 2);
+		if (pad < 1)
+			out[k++] = (unsigned char)(v[2] << 6 | v[3]);
+	}
+	return (long)k;
+}
+
+/*
+ * An image_url part as a strict vision server takes it: an http(s) URL, or
+ * data:image/(jpeg|png|gif|webp);base64,... whose bytes decode and begin
+ * with that format's signature. 0 when fine, else a reject.
+ */
+static int check_image(const cJSON *part, int mi, int pi, struct reject *r)
+{
+	static const struct {
+		const char *mime;
+		const char *magic;
+		size_t n;
+	} kinds[] = {
+		{ "image/jpeg", "\xff\xd8\xff", 3 },
+		{ "image/png", "\x89PNG\r\n\x1a\n", 8 },
+		{ "image/gif", "GIF8", 4 },
+		{ "image/webp", "RIFF", 4 },
+	};
+	const char *url = get_str(get(part, "image_url"), "url"), *comma;
+	char param[96];
+	unsigned char *bytes;
+	size_t i, mlen;
+	long n;
+
+	snprintf(param, sizeof(param), "messages.[%d].content.[%d].image_url.url", mi, pi);
+	if (!url)
+		return reject(r, 400, param, NULL, "Missing required parameter: '%s'.", param);
+	if (!strncmp(url, "https://", 8) || !strncmp(url, "http://", 7))
+		return 0;
+	comma = strchr(url, ',');
+	if (strncmp(url, "data:", 5) || !comma || (size_t)(comma - url) < 12 ||
+	    strncmp(comma - 7, ";base64", 7))
+		return reject(r, 400, param, "invalid_image_url",
+			      "Invalid image URL: expected an http(s) URL or a base64 data URL.");
+	mlen = (size_t)(comma - 7 - (url + 5));
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strlen(kinds[i].mime) == mlen && !strncmp(url + 5, kinds[i].mime, mlen))
+			break;
+	if (i == sizeof(kinds) / sizeof(kinds[0]))
+		return reject(r, 400, param, "invalid_image_format",
+			      "Invalid image format '%.*s': use image/jpeg, image/png, image/gif or "
+			      "image/webp.", (int)mlen, url + 5);
+	bytes = malloc(strlen(comma + 1) / 4 * 3 + 4);
+	n = bytes ? b64_decode(comma + 1, strlen(comma + 1), bytes) : -1;
+	if (n < 0 || (size_t)n < kinds[i].n || memcmp(bytes, kinds[i].magic, kinds[i].n)) {
+		free(bytes);
+		return reject(r, 400, param, "invalid_image",
+			      n < 0 ? "Invalid image: the base64 data does not decode."
+				    : "Invalid image: the data is not a %s image.", kinds[i].mime);
+	}
+	free(bytes);
+	return 0;
+}
+
+/* A message's content array: text parts with text, image parts that check. */
+static int check_parts(const cJSON *content, const char *role, int mi, struct reject *r)
+{
+	const cJSON *part;
+	char param[96];
+	int pi = 0;
+
+	cJSON_ArrayForEach(part, content) {
+		const char *type = get_str(part, "type");
+
+		snprintf(param, sizeof(param), "messages.[%d].content.[%d].type", mi, pi);
+		if (!type || (strcmp(type, "text") && strcmp(type, "image_url")))
+			return reject(r, 400, param, "invalid_value",
+				      "Invalid value: '%s'. Supported values are: 'text' and 'image_url'.",
+				      type ? type : "null");
+		if (!strcmp(type, "text") && !cJSON_IsString(get(part, "text")))
+			return reject(r, 400, param, NULL,
+				      "Missing required parameter: 'messages[%d].content[%d].text'.",
+				      mi, pi);
+		if (!strcmp(type, "image_url")) {
+			if (strcmp(role, "user"))
+				return reject(r, 400, param, NULL,
+					      "Image URLs are only allowed for messages with role 'user', "
+					      "but this message with role '%s' contains an image URL.", role);
+			if (check_image(part, mi, pi, r))
+				return 1;
+		}
+		pi++;
+	}
+	return 0;
+}
+
 static int check_messages(const cJSON *msgs, const char *flavor, struct reject *r)
 {
 	cJSON *pending = cJSON_CreateObject();
@@ -528,6 +670,11 @@ static int check_messages(const cJSON *msgs, const char *flavor, struct reject *
 		if (bad)
 			break;
 		in_block = 0;
+		if (cJSON_IsArray(content)) {
+			bad = check_parts(content, role, i, r);
+			if (bad)
+				break;
+		}
 		if (!strcmp(role, "assistant")) {
 			int has_calls = cJSON_GetArraySize(get(m, "tool_calls")) > 0;
 
@@ -794,11 +941,52 @@ static int count_assistant(const cJSON *req)
 	return n;
 }
 
-/* The next scripted reply: the queue first, then the loop by turn. */
+/* Every text of the request's messages (string contents and text parts). */
+static void request_text(const cJSON *req, struct buf *b)
+{
+	const cJSON *m, *part;
+
+	cJSON_ArrayForEach(m, get(req, "messages")) {
+		const cJSON *c = get(m, "content"), *parts = cJSON_IsArray(c) ? c : NULL;
+
+		if (cJSON_IsString(c))
+			buf_addf(b, "%s\n", c->valuestring);
+		cJSON_ArrayForEach(part, parts)
+			if (get_str(part, "text"))
+				buf_addf(b, "%s\n", get_str(part, "text"));
+	}
+}
+
+/* The first "match" reply whose "contains" occurs in the request's texts, or NULL. */
+static const cJSON *pick_match(const cJSON *req)
+{
+	const cJSON *m, *r = NULL;
+	struct buf b;
+
+	if (!S.match)
+		return NULL;
+	buf_init(&b, MAX_BODY);
+	request_text(req, &b);
+	cJSON_ArrayForEach(m, S.match) {
+		const char *needle = get_str(m, "contains");
+
+		if (needle && strstr(buf_str(&b), needle)) {
+			r = m;
+			break;
+		}
+	}
+	buf_release(&b);
+	return r;
+}
+
+/* The next scripted reply: a matching one, the queue, then the loop by turn. */
 static const cJSON *pick(const cJSON *req)
 {
-	const cJSON *r = NULL;
+	const cJSON *r = pick_match(req);
 	int n;
+
+	if (r)
+		return r;
 
 	pthread_mutex_lock(&S.lock);
 	if (S.next < cJSON_GetArraySize(S.replies))
@@ -1018,8 +1206,19 @@ static void log_request(long seq, const struct request *q, const cJSON *body, in
 		else
 			cJSON_AddStringToObject(h, it->string, it->valuestring);
 	}
-	if (body)
+	if (body) {
+		const cJSON *m, *part;
+		int images = 0;
+
+		cJSON_ArrayForEach(m, get(body, "messages")) {
+			const cJSON *c = get(m, "content"), *parts = cJSON_IsArray(c) ? c : NULL;
+
+			cJSON_ArrayForEach(part, parts)
+				images += get_str(part, "type") && !strcmp(get_str(part, "type"), "image_url");
+		}
+		cJSON_AddNumberToObject(o, "images", images);
 		cJSON_AddItemToObject(o, "body", cJSON_Duplicate(body, 1));
+	}
 	else
 		cJSON_AddStringToObject(o, "body", q->body ? q->body : "");
 	cJSON_AddNumberToObject(o, "status", status);
@@ -1253,6 +1452,7 @@ int main(int argc, char **argv)
 	} else {
 		S.replies = get(S.script, "replies");
 		S.loop = get(S.script, "loop");
+		S.match = get(S.script, "match");
 		S.strict = get_bool(S.script, "strict");
 		S.reasoning = get_bool(S.script, "reasoning");
 		S.flavor = get_str(S.script, "flavor");

@@ -516,6 +516,8 @@ static void test_lmms_eval(void **state)
 		char v[64];
 
 		assert_string_equal(js(r, "dataset"), "proxima");
+		/* one schema for every document: the same fields in each */
+		assert_int_equal(cJSON_GetArraySize(r), cJSON_GetArraySize(cJSON_GetArrayItem(arr, 0)));
 		assert_string_equal(js(r, "scene_name"), "rec1");
 		snprintf(v, sizeof(v), "Frames/%s", js(r, "id"));
 		assert_string_equal(js(r, "video"), v);
@@ -528,8 +530,11 @@ static void test_lmms_eval(void **state)
 			assert_string_equal(cJSON_GetArrayItem(o, 1)->valuestring,
 					    "B. Turn right ~40\xc2\xb0");
 			assert_string_equal(js(r, "ground_truth"), l);
+			assert_true(cJSON_IsNull(jo(r, "correct_answer")));
 		} else {
 			assert_string_equal(js(r, "question_type"), "chain_actions_relative");
+			assert_string_equal(js(r, "source"), "Chain of Actions");
+			assert_non_null(strstr(js(r, "instruction"), "[[node_id_1, ..., node_id_K]"));
 			assert_string_equal(js(r, "ground_truth"), "[[1,2,3,4],[\"B\",\"E\",\"G\"]]");
 			assert_string_equal(cJSON_GetArrayItem(jo(r, "options"), 0)->valuestring,
 					    "1. Get dish soap");
@@ -542,11 +547,23 @@ static void test_lmms_eval(void **state)
 	snprintf(p, sizeof(p), "%s/proxima.yaml", f->out);
 	yaml = read_all(p);
 	assert_non_null(strstr(yaml, "dataset_path: json\n"));
-	assert_non_null(strstr(yaml, "/out/proxima.jsonl\"\n"));
+	/* relative to the yaml, so the folder moves as it is */
+	assert_non_null(strstr(yaml, "  data_files:\n    test: proxima.jsonl\n"));
+	assert_null(strstr(yaml, f->dir));
 	assert_non_null(strstr(yaml, "doc_to_visual: !function utils.proxima_doc_to_visual\n"));
+	/* the metrics of the groups exported (intention approx and relative, chains) */
+	assert_non_null(strstr(yaml, "  - metric: intention_approx\n"
+			       "    aggregation: !function utils.proxima_intention_approx\n"));
+	assert_non_null(strstr(yaml, "  - metric: act_acc\n"));
+	assert_null(strstr(yaml, "exploration_approx"));
 	free(yaml);
 	snprintf(p, sizeof(p), "%s/utils.py", f->out);
-	assert_int_equal(access(p, R_OK), 0);
+	yaml = read_all(p);
+	assert_non_null(strstr(yaml, "\nMETRICS = [\"mc_accuracy\", \"mc_lenient_accuracy\", "
+			       "\"intention_approx\", \"intention_relative\", \"act_acc\", "
+			       "\"rel_acc_s\", \"rel_acc_l\", \"strict_act_acc\"]\n"));
+	assert_non_null(strstr(yaml, "def proxima_doc_to_visual(doc):"));
+	free(yaml);
 }
 
 /* A pandas-style TSV reader: tab-separated, '"'-quoted fields with "" escapes. */
@@ -598,7 +615,7 @@ static int tsv_read(const char *t, char ***cells, int *ncols)
 static void test_vlmevalkit(void **state)
 {
 	struct fx *f = *state;
-	static const char *const head[] = { "index", "video", "image_path", "question", "A", "B",
+	static const char *const head[] = { "index", "image_path", "question", "A", "B",
 					    "C", "D", "E", "F", "G", "H", "answer", "category",
 					    "l2-category", "qa_id" };
 	struct export_summary sum;
@@ -612,37 +629,87 @@ static void test_vlmevalkit(void **state)
 	t = read_all(p);
 	rows = tsv_read(t, &c, &cols);
 	assert_int_equal(rows, 5);
-	assert_int_equal(cols, 16);
+	assert_int_equal(cols, 15);
 	for (i = 0; i < cols; i++)
 		assert_string_equal(c[i], head[i]);
 	for (r = 1; r < rows; r++) {
-		char **row = c + r * cols, idx[16];
-		cJSON *q = stored(f, row[15]);
+		char **row = c + r * cols, idx[16], paths[200];
+		cJSON *q = stored(f, row[14]);
 		const char *qe = cJSON_GetStringValue(jo(q, "question_edited"));
 		const cJSON *o = jo(q, "options");
 		char l[2] = { (char)('A' + key_index(q)), 0 }, group[128];
 
 		snprintf(idx, sizeof(idx), "%d", r - 1);
 		assert_string_equal(row[0], idx);
-		assert_string_equal(row[3], qe ? qe : js(q, "question"));
+		assert_string_equal(row[2], qe ? qe : js(q, "question"));
 		for (i = 0; i < 8; i++)
-			assert_string_equal(row[4 + i], i < cJSON_GetArraySize(o) ?
+			assert_string_equal(row[3 + i], i < cJSON_GetArraySize(o) ?
 					    cJSON_GetArrayItem(o, i)->valuestring : "");
-		assert_string_equal(row[12], l);
+		assert_string_equal(row[11], l);
 		snprintf(group, sizeof(group), "%s.%s/%s", js(q, "category"), js(q, "subtask"),
 			 js(q, "metric"));
-		assert_string_equal(row[14], group);
-		assert_non_null(strstr(row[2], "['Frames/"));
+		assert_string_equal(row[13], group);
+		/* names under LMUData/images/Proxima/, a Python list for toliststr */
+		snprintf(paths, sizeof(paths), "['%s/001.jpg', ", row[14]);
+		assert_int_equal(strncmp(row[1], paths, strlen(paths)), 0);
 		cJSON_Delete(q);
 	}
 	/* the edited question with a tab, a newline and quotes survives */
-	assert_string_equal(c[2 * cols + 3], q1_edited);
-	assert_string_equal(c[2 * cols + 13], "Intention_Relative");
+	assert_string_equal(c[2 * cols + 2], q1_edited);
+	assert_string_equal(c[2 * cols + 12], "Intention_Relative");
 	assert_non_null(strstr(t, "\"Which way,\tnow, to see the \"\"red\"\" mug?\nAnswer briefly.\""));
 	for (i = 0; i < rows * cols; i++)
 		free(c[i]);
 	free(c);
 	free(t);
+}
+
+/*
+ * QAs VLMEvalKit would read wrong are skipped and counted: an option pandas
+ * reads as NaN (its default na_values), and, with --frames, QAs without
+ * frames (rec1 cannot be loaded, so none are extracted).
+ */
+static void test_vlmevalkit_refused(void **state)
+{
+	struct fx *f = *state;
+	struct export_summary sum;
+	struct store_qa q;
+	struct store_review r;
+	cJSON *man;
+	const cJSON *sk;
+
+	memset(&q, 0, sizeof(q));
+	q.id = "00000000000000a7";
+	q.recording_id = "rec1";
+	q.category = "intention";
+	q.subtask = "head_turn";
+	q.metric = "relative";
+	q.t_ns = 17000000000LL;
+	q.clip_start_ns = 9000000000LL;
+	q.clip_end_ns = 17000000000LL;
+	q.question = "Which way?";
+	q.options_json = "[\"Left\",\"None\",\"Right\"]";
+	q.answer_index = 0;
+	assert_int_equal(store_qa_put(f->st, &q, NULL), 0);
+	memset(&r, 0, sizeof(r));
+	r.qa_id = q.id;
+	r.reviewer = "ann";
+	r.decision = "approve";
+	r.blind_answer_index = -1;
+	assert_int_equal(store_review_add(f->st, &r, NULL), 0);
+	run(f, EXPORT_VLMEVALKIT, NULL, NULL, 0, &sum);
+	assert_int_equal(sum.exported, 4);
+	man = read_json(f, "manifest.json");
+	sk = jo(jo(man, "counts"), "skipped");
+	assert_int_equal((int)jo(sk, "vlmevalkit_na_text")->valuedouble, 1);
+	cJSON_Delete(man);
+	run(f, EXPORT_VLMEVALKIT, NULL, NULL, 2, &sum);
+	assert_int_equal(sum.exported, 0);
+	man = read_json(f, "manifest.json");
+	sk = jo(jo(man, "counts"), "skipped");
+	assert_int_equal((int)jo(sk, "no_frames_extracted")->valuedouble, 5);
+	assert_int_equal((int)jo(sk, "chain_not_multiple_choice")->valuedouble, 1);
+	cJSON_Delete(man);
 }
 
 static void test_labelstudio(void **state)
@@ -675,7 +742,8 @@ static void test_labelstudio(void **state)
 	cJSON_Delete(arr);
 	snprintf(p, sizeof(p), "%s/config.xml", f->out);
 	xml = read_all(p);
-	assert_non_null(strstr(xml, "<Video name=\"video\" value=\"$video\"/>"));
+	assert_non_null(strstr(xml, "<Video name=\"video\" value=\"$video\" frameRate=\"$fps\"/>"));
+	assert_non_null(strstr(xml, "<Header value=\"$clip_text\" size=\"5\"/>"));
 	assert_non_null(strstr(xml, "<Choices name=\"answer\" toName=\"video\" choice=\"single\""));
 	assert_non_null(strstr(xml, "value=\"$options\""));
 	free(xml);
@@ -687,6 +755,7 @@ static void test_llava(void **state)
 	struct export_summary sum;
 	cJSON *arr;
 	const cJSON *r;
+	int i;
 
 	run(f, EXPORT_LLAVA, NULL, NULL, 0, &sum);
 	assert_int_equal(sum.exported, 5);
@@ -700,7 +769,13 @@ static void test_llava(void **state)
 		assert_int_equal(cJSON_GetArraySize(conv), 2);
 		assert_string_equal(js(cJSON_GetArrayItem(conv, 0), "from"), "human");
 		assert_string_equal(js(cJSON_GetArrayItem(conv, 1), "from"), "gpt");
-		assert_int_equal(strncmp(human, "<video>\n", 8), 0);
+		/* one <image> per frame, the frames under "image" (LazySupervisedDataset) */
+		assert_int_equal(cJSON_GetArraySize(jo(r, "image")), 8);
+		assert_null(jo(r, "video"));
+		for (i = 0; i < 8; i++)
+			assert_int_equal(strncmp(human + 8 * i, "<image>\n", 8), 0);
+		assert_int_not_equal(strncmp(human + 64, "<image>", 7), 0);
+		assert_null(strstr(gpt, "<image>"));
 		if (key_index(q) >= 0) {
 			char l[2] = { (char)('A' + key_index(q)), 0 };
 
@@ -971,6 +1046,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_jsonl, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_lmms_eval, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_vlmevalkit, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_vlmevalkit_refused, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_labelstudio, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_llava, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, fx_setup, fx_teardown),
