@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fast optimal shortest paths on an occupancy grid: jump point search
+ * with precomputed jump distances (JPS+) over the same graph as astar.h:
+ * 8-connected, costs 1 (orthogonal) and sqrt(2) (diagonal), no corner
+ * cutting (a diagonal move needs both orthogonal neighbours free, the
+ * Moving AI rule), octile heuristic. Costs are in cells. Every query
+ * returns the same cost as astar_search() (the optimum); the cell path
+ * can differ from astar's among paths of equal cost (see jps_path).
+ *
+ * Jump points: moving straight, a cell is a jump point when a cell beside
+ * it is free while the cell beside its predecessor is blocked (a forced
+ * neighbour); moving diagonally, a cell is one when a straight jump from
+ * it along either component finds a jump point. jps_ws_load() computes,
+ * for every free cell and each of the 8 directions, the distance to the
+ * next jump point or to the last free cell before a wall (or before a
+ * corner that cannot be cut), so a query reads one table entry per
+ * direction instead of scanning cells. The search is A* over jump
+ * points; the goal is caught when it lies on a straight run, or on the
+ * row or column of a diagonal run's cell, within that run's reach.
+ *
+ * Workspace: made once per grid size (jps_ws_new), loaded per grid
+ * (jps_ws_load: a padded copy of the grid with a blocked 1-cell border
+ * and the jump tables, O(cells)), then queried any number of times with
+ * no allocation. Node state carries generation stamps, so nothing is
+ * cleared between queries. A workspace is not shared between threads;
+ * make one per thread.
+ *
+ * Exactness: g values are kept as counts of orthogonal and diagonal
+ * moves, so equal costs compare equal exactly. A node reached again at
+ * its best g by another direction has that direction's successors added
+ * (expanded later if it was already closed), which keeps the pruning
+ * optimal whatever order ties come in. The open list is a binary heap
+ * with decrease-key on f in fixed point, ties to the larger g, then the
+ * smaller cell index, so every query is deterministic.
+ */
+#ifndef JPS_H
+#define JPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grid.h"
+
+/* Opaque search workspace. */
+struct jps_ws;
+
+/* Most landmarks a workspace can hold. */
+#define JPS_MAX_LANDMARKS 16
+
+/*
+ * Makes a workspace for grids of up to max_w x max_h cells with
+ * `landmarks` landmarks (0, 4, 8, 12 or 16; see jps_ws_load): about 65
+ * bytes per cell plus 4 per landmark. Returns NULL for a size below 1 or
+ * above GRID_MAX_DIM, a landmark count not in that list, or when memory
+ * runs out. Free it with jps_ws_free().
+ */
+struct jps_ws *jps_ws_new(int max_w, int max_h, int landmarks);
+
+/* Frees ws; jps_ws_free(NULL) is a no-op. Can't fail. */
+void jps_ws_free(struct jps_ws *ws);
+
+/*
+ * Copies the passability of g (GRID_FREE cells are passable) into ws and
+ * computes the jump tables; later queries run on this copy until the
+ * next load. Returns 0, or ENG_EINVAL when g does not fit the size ws was
+ * made for.
+ */
+int jps_ws_load(struct jps_ws *ws, const struct grid *g);
+
+/*
+ * Shortest path from cell (sx, sy) to cell (gx, gy) on the loaded grid.
+ * On success stores the optimal cost in *cost (0 when start == goal) and
+ * returns 0; the path can then be read with jps_path() until the next
+ * query. Returns ENG_ENOTFOUND when the goal cannot be reached or when
+ * start or goal is blocked, ENG_ERANGE when a cell is outside the grid,
+ * ENG_EINVAL when no grid is loaded. Does not allocate.
+ */
+int jps_search(struct jps_ws *ws, int sx, int sy, int gx, int gy,
+	       double *cost);
+
+/*
+ * The cells of the last successful path, start first, goal last, as grid
+ * indices (cy * w + cx), every step to an 8-neighbour (no corner cut), the
+ * straight and diagonal runs between jump points filled in. Its summed
+ * step cost is the optimum jps_search() returned. Always stores the cell
+ * count in *n (1 when start == goal); writes the cells when cap >= *n.
+ * Returns 0, ENG_ETOOBIG when cap < *n (cells then untouched), ENG_EINVAL
+ * when the last query found no path.
+ */
+int jps_path(const struct jps_ws *ws, int32_t *cells, size_t cap,
+	     size_t *n);
+
+/* Jump points expanded (closed) by the last query. Can't fail. */
+size_t jps_expanded(const struct jps_ws *ws);
+
+/*
+ * Internal, for tests: caps the open list at cap entries (at most the
+ * padded cell count) to exercise its compaction, and counts compactions
+ * so far.
+ */
+void jps__set_open_cap(struct jps_ws *ws, size_t cap);
+size_t jps__compactions(const struct jps_ws *ws);
+
+#endif /* JPS_H */
