@@ -36,15 +36,6 @@ enum { D_E, D_W, D_N, D_S, D_NE, D_NW, D_SE, D_SW };
 static const int dir_dx[8] = { 1, -1, 0, 0, 1, -1, 1, -1 };
 static const int dir_dy[8] = { 0, 0, -1, 1, -1, -1, 1, 1 };
 
-/* The diagonal made of straight directions a and b (-1 when none). */
-static const signed char diag_of[4][4] = {
-	/* E    W     N     S */
-	{ -1, -1, D_NE, D_SE }, /* E */
-	{ -1, -1, D_NW, D_SW }, /* W */
-	{ D_NE, D_NW, -1, -1 }, /* N */
-	{ D_SE, D_SW, -1, -1 }, /* S */
-};
-
 /* The two straight components of diagonal d - 4, x first. */
 static const unsigned char diag_comp[4][2] = {
 	{ D_E, D_N }, { D_W, D_N }, { D_E, D_S }, { D_W, D_S },
@@ -55,22 +46,34 @@ static const unsigned char side_of[4][2] = {
 	{ D_N, D_S }, { D_N, D_S }, { D_E, D_W }, { D_E, D_W },
 };
 
-/* Landmark distance of a cell no landmark reaches (other components). */
-#define LM_INF (1 << 30)
-/* Fixed-point slack of a landmark bound, in 1/scale units (see lm_bound). */
+/* A jump table entry too far for int8_t: see line_info(). */
+#define FAR INT8_MIN
+/* Largest fixed-point landmark distance; farther ones saturate to it. */
+#define LM_MAX 65535
+/* Fixed-point slack of a landmark bound, in 1/scale units (see heuristic). */
 #define LM_SLACK 3
 
 /*
- * Search state of one padded cell. stamp == ws->seen means reached this
- * query: na, nd, parent, dirs and done are valid.
+ * Everything the search reads about one padded cell, in 32 bytes (64 with
+ * landmarks: the distances follow in the same cache line), so that a
+ * generated node costs one cache line.
  */
-struct jps__node {
-	uint32_t stamp;   /* generation of the last query that reached it */
-	int32_t parent;   /* padded index of the node before it, -1 start */
-	uint32_t na, nd;  /* orthogonal and diagonal moves of its best g */
-	uint8_t dirs;     /* directions to expand (union over best arrivals) */
-	uint8_t done;     /* directions already expanded since its best g */
-	uint8_t open;     /* it has a live open-list entry */
+struct jps__cell {
+	int8_t jump[8];     /* jump table entry per direction, see tables */
+	union {
+		struct {
+			uint32_t stamp;  /* generation of the last query that reached it */
+			int32_t parent;  /* padded index of the node before it, -1 start */
+			uint32_t na, nd; /* orthogonal and diagonal moves of its best g */
+		} s;
+		double dist;     /* landmark distance, during jps_ws_load only */
+	} u;
+	uint8_t dirs;       /* directions to expand (union over best arrivals) */
+	uint8_t done;       /* directions already expanded since its best g */
+	uint8_t open;       /* it has a live open-list entry */
+	uint8_t forced;     /* bit 2 d + k: side k of straight d is forced */
+	uint8_t moves;      /* legal moves from it, bit d */
+	uint8_t hj;         /* bit d: the straight run along d meets a jump point */
 };
 
 /* An open-list entry. */
@@ -86,15 +89,14 @@ struct jps_ws {
 	int W;                  /* padded row stride, w + 2 */
 	size_t cap;             /* padded cell capacity */
 	uint8_t *pass;          /* padded passability, border 0 */
-	int16_t (*jump)[8];     /* jump distance per padded cell, see load */
+	unsigned char *rec;     /* cap cell records of 1 << shift bytes */
+	int shift;              /* 5, or 6 with landmarks */
 	int32_t *comp;          /* component label per padded cell, -1 blocked */
 	int32_t off[8];         /* index offset of each direction */
-	int nlm;                /* landmarks per cell (0, 4, 8, 12 or 16) */
-	int32_t *lm;            /* cap * nlm fixed-point landmark distances */
+	int nlm;                /* landmarks per cell (0, 8 or 16) */
 	int32_t lm_comp;        /* component the landmarks lie in, -1 none */
 	int32_t lm_cell[JPS_MAX_LANDMARKS]; /* padded landmark cells */
 	double lm_inv;          /* 1 / the fixed-point scale */
-	struct jps__node *nodes;
 	struct jps__ent *heap;  /* binary heap, slots 0..hn-1 */
 	size_t hn, heap_cap;    /* entries, capacity (cap, or less in tests) */
 	size_t compactions;     /* open-list compactions so far */
@@ -105,13 +107,25 @@ struct jps_ws {
 	size_t expanded;        /* nodes closed by the last query */
 };
 
+static inline struct jps__cell *cell_at(const struct jps_ws *ws, int32_t v)
+{
+	return (struct jps__cell *)(void *)(ws->rec + ((size_t)v << ws->shift));
+}
+
+/* The landmark distances of v, after its record (nlm > 0 only). */
+static inline uint16_t *lm_at(const struct jps_ws *ws, int32_t v)
+{
+	return (uint16_t *)(void *)(ws->rec + ((size_t)v << ws->shift) +
+				    sizeof(struct jps__cell));
+}
+
 struct jps_ws *jps_ws_new(int max_w, int max_h, int landmarks)
 {
 	struct jps_ws *ws;
-	size_t cap;
+	size_t cap, bytes;
 
-	if (!grid_cells_needed(max_w, max_h) || landmarks < 0 ||
-	    landmarks > JPS_MAX_LANDMARKS || landmarks % 4)
+	if (!grid_cells_needed(max_w, max_h) ||
+	    (landmarks != 0 && landmarks != 8 && landmarks != 16))
 		return NULL;
 	ws = calloc(1, sizeof(*ws));
 	if (!ws)
@@ -122,20 +136,18 @@ struct jps_ws *jps_ws_new(int max_w, int max_h, int landmarks)
 	ws->cap = cap;
 	ws->nlm = landmarks;
 	ws->lm_comp = -1;
+	ws->shift = landmarks ? 6 : 5;
+	bytes = cap << ws->shift;
 	ws->pass = calloc(cap, 1);
-	ws->jump = calloc(cap, sizeof(*ws->jump));
+	ws->rec = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 	ws->comp = malloc(cap * sizeof(*ws->comp));
-	ws->nodes = calloc(cap, sizeof(*ws->nodes));
 	ws->heap = malloc(cap * sizeof(*ws->heap));
 	ws->heap_cap = cap;
-	if (landmarks)
-		ws->lm = aligned_alloc(64, ((cap * (size_t)landmarks *
-					     sizeof(*ws->lm)) + 63) & ~(size_t)63);
-	if (!ws->pass || !ws->jump || !ws->comp || !ws->nodes || !ws->heap ||
-	    (landmarks && !ws->lm)) {
+	if (!ws->pass || !ws->rec || !ws->comp || !ws->heap) {
 		jps_ws_free(ws);
 		return NULL;
 	}
+	memset(ws->rec, 0, bytes);
 	return ws;
 }
 
@@ -144,10 +156,8 @@ void jps_ws_free(struct jps_ws *ws)
 	if (!ws)
 		return;
 	free(ws->pass);
-	free(ws->jump);
+	free(ws->rec);
 	free(ws->comp);
-	free(ws->lm);
-	free(ws->nodes);
 	free(ws->heap);
 	free(ws);
 }
@@ -157,35 +167,61 @@ void jps_ws_free(struct jps_ws *ws)
 
 /*
  * True when cell c, entered from its neighbour c - off[d] by straight
- * move d, has a forced neighbour: a side cell of c is free while the same
- * side of the predecessor is blocked.
+ * move d, has a forced neighbour on side k: that side of c is free while
+ * the same side of the predecessor is blocked.
  */
-static inline bool forced(const struct jps_ws *ws, int32_t c, int d)
+static inline bool forced_side(const struct jps_ws *ws, int32_t c, int d, int k)
 {
-	int32_t q = c - ws->off[d];
-	int32_t s0 = ws->off[side_of[d][0]], s1 = ws->off[side_of[d][1]];
+	int32_t so = ws->off[side_of[d][k]];
 
-	return (ws->pass[c + s0] && !ws->pass[q + s0]) ||
-	       (ws->pass[c + s1] && !ws->pass[q + s1]);
-}
-
-/* The jump entry of a cell from that of the next cell along the line. */
-static inline int16_t chain(int16_t next, bool stop)
-{
-	if (stop)
-		return 1;
-	return (int16_t)(next > 0 ? next + 1 : next - 1);
+	return ws->pass[c + so] && !ws->pass[c - ws->off[d] + so];
 }
 
 /*
- * jump[c][d] for a free cell c: k > 0 when the k-th cell along d is the
- * first jump point (all cells up to it free and every step legal), or
- * -k <= 0 when k legal steps can be made along d before a wall or an
- * uncuttable corner and none of them reaches a jump point. A straight
- * jump point is a cell with a forced neighbour (forced()); a diagonal one
- * is a cell whose straight jump along either component is positive. Each
- * line is filled from its far end so that every entry follows from the
- * next cell's. GRID_MAX_DIM keeps every distance within int16_t.
+ * The entry of a cell from that of the next cell n along the line: 1 when
+ * n is a jump point (stop), else one step more than n's, FAR past 127.
+ */
+static inline int8_t chain(int8_t next, bool stop)
+{
+	int k;
+
+	if (stop)
+		return 1;
+	if (next == FAR)
+		return FAR;
+	k = next > 0 ? next + 1 : next - 1;
+	return k > 127 || k < -127 ? FAR : (int8_t)k;
+}
+
+/* Fills jump[d] and hj bit d of free cell c, straight d, from c + off[d]. */
+static inline void straight_entry(struct jps_ws *ws, int32_t c, int d)
+{
+	int32_t n = c + ws->off[d];
+	struct jps__cell *cc = cell_at(ws, c), *cn;
+	bool stop;
+
+	if (!ws->pass[n]) {
+		cc->jump[d] = 0;
+		return;
+	}
+	cn = cell_at(ws, n);
+	stop = forced_side(ws, n, d, 0) || forced_side(ws, n, d, 1);
+	cc->jump[d] = chain(cn->jump[d], stop);
+	if (stop || (cn->hj >> d & 1))
+		cc->hj |= (uint8_t)(1u << d);
+}
+
+/*
+ * jump[d] of a free cell c: k in 1..127 when the k-th cell along d is
+ * the first jump point (every cell up to it free and every step legal),
+ * -k in -127..0 when k legal steps can be made along d before a wall or
+ * an uncuttable corner and none of them reaches a jump point, FAR when
+ * the first 127 steps are legal and reach no jump point (line_info()
+ * then reads on from the 127th cell). A straight jump point is a cell with
+ * a forced neighbour (forced_side()); a diagonal one is a cell whose
+ * straight run along either component meets a jump point (hj). Each line
+ * is filled from its far end so that every entry follows from the next
+ * cell's.
  */
 static void tables_straight(struct jps_ws *ws)
 {
@@ -196,50 +232,34 @@ static void tables_straight(struct jps_ws *ws)
 	for (y = 1; y <= h; y++) {
 		int32_t row = y * W;
 
-		for (x = w; x >= 1; x--) {
-			int32_t c = row + x;
-
-			if (p[c])
-				ws->jump[c][D_E] = p[c + 1] ?
-					chain(ws->jump[c + 1][D_E], forced(ws, c + 1, D_E)) : 0;
-		}
-		for (x = 1; x <= w; x++) {
-			int32_t c = row + x;
-
-			if (p[c])
-				ws->jump[c][D_W] = p[c - 1] ?
-					chain(ws->jump[c - 1][D_W], forced(ws, c - 1, D_W)) : 0;
-		}
+		for (x = w; x >= 1; x--)
+			if (p[row + x])
+				straight_entry(ws, row + x, D_E);
+		for (x = 1; x <= w; x++)
+			if (p[row + x])
+				straight_entry(ws, row + x, D_W);
 	}
-	for (y = 1; y <= h; y++) {
-		for (x = 1; x <= w; x++) {
-			int32_t c = y * W + x;
-
-			if (p[c])
-				ws->jump[c][D_N] = p[c - W] ?
-					chain(ws->jump[c - W][D_N], forced(ws, c - W, D_N)) : 0;
-		}
-	}
-	for (y = h; y >= 1; y--) {
-		for (x = 1; x <= w; x++) {
-			int32_t c = y * W + x;
-
-			if (p[c])
-				ws->jump[c][D_S] = p[c + W] ?
-					chain(ws->jump[c + W][D_S], forced(ws, c + W, D_S)) : 0;
-		}
-	}
+	for (y = 1; y <= h; y++)
+		for (x = 1; x <= w; x++)
+			if (p[y * W + x])
+				straight_entry(ws, y * W + x, D_N);
+	for (y = h; y >= 1; y--)
+		for (x = 1; x <= w; x++)
+			if (p[y * W + x])
+				straight_entry(ws, y * W + x, D_S);
 }
 
-static inline int16_t diag_entry(const struct jps_ws *ws, int32_t c, int d)
+static inline void diag_entry(struct jps_ws *ws, int32_t c, int d)
 {
-	const uint8_t *p = ws->pass;
+	struct jps__cell *cc = cell_at(ws, c), *cn;
 	int a = diag_comp[d - 4][0], b = diag_comp[d - 4][1];
-	int32_t n = c + ws->off[d];
 
-	if (!p[n] || !p[c + ws->off[a]] || !p[c + ws->off[b]])
-		return 0;
-	return chain(ws->jump[n][d], ws->jump[n][a] > 0 || ws->jump[n][b] > 0);
+	if (!(cc->moves >> d & 1)) {
+		cc->jump[d] = 0;
+		return;
+	}
+	cn = cell_at(ws, c + ws->off[d]);
+	cc->jump[d] = chain(cn->jump[d], (cn->hj >> a & 1) || (cn->hj >> b & 1));
 }
 
 static void tables_diagonal(struct jps_ws *ws)
@@ -250,41 +270,30 @@ static void tables_diagonal(struct jps_ws *ws)
 
 	/* NE and NW read the row above: go down from the top */
 	for (y = 1; y <= h; y++) {
-		for (x = w; x >= 1; x--) {
-			int32_t c = y * W + x;
-
-			if (p[c])
-				ws->jump[c][D_NE] = diag_entry(ws, c, D_NE);
-		}
-		for (x = 1; x <= w; x++) {
-			int32_t c = y * W + x;
-
-			if (p[c])
-				ws->jump[c][D_NW] = diag_entry(ws, c, D_NW);
-		}
+		for (x = w; x >= 1; x--)
+			if (p[y * W + x])
+				diag_entry(ws, y * W + x, D_NE);
+		for (x = 1; x <= w; x++)
+			if (p[y * W + x])
+				diag_entry(ws, y * W + x, D_NW);
 	}
 	for (y = h; y >= 1; y--) {
-		for (x = w; x >= 1; x--) {
-			int32_t c = y * W + x;
-
-			if (p[c])
-				ws->jump[c][D_SE] = diag_entry(ws, c, D_SE);
-		}
-		for (x = 1; x <= w; x++) {
-			int32_t c = y * W + x;
-
-			if (p[c])
-				ws->jump[c][D_SW] = diag_entry(ws, c, D_SW);
-		}
+		for (x = w; x >= 1; x--)
+			if (p[y * W + x])
+				diag_entry(ws, y * W + x, D_SE);
+		for (x = 1; x <= w; x++)
+			if (p[y * W + x])
+				diag_entry(ws, y * W + x, D_SW);
 	}
 }
 
-/* The legal moves from free padded cell c, as a bit mask over directions. */
-static unsigned moves_of(const struct jps_ws *ws, int32_t c)
+/* Legal moves and forced sides of free padded cell c. */
+static void cell_masks(struct jps_ws *ws, int32_t c)
 {
+	struct jps__cell *cc = cell_at(ws, c);
 	const uint8_t *p = ws->pass;
-	unsigned m = 0;
-	int d;
+	unsigned m = 0, f = 0;
+	int d, k;
 
 	for (d = 0; d < 4; d++)
 		if (p[c + ws->off[d]])
@@ -293,7 +302,12 @@ static unsigned moves_of(const struct jps_ws *ws, int32_t c)
 		if ((m >> diag_comp[d - 4][0] & 1) && (m >> diag_comp[d - 4][1] & 1) &&
 		    p[c + ws->off[d]])
 			m |= 1u << d;
-	return m;
+	for (d = 0; d < 4; d++)
+		for (k = 0; k < 2; k++)
+			if (p[c - ws->off[d]] && forced_side(ws, c, d, k))
+				f |= 1u << (2 * d + k);
+	cc->moves = (uint8_t)m;
+	cc->forced = (uint8_t)f;
 }
 
 /*
@@ -318,7 +332,7 @@ static int32_t label_components(struct jps_ws *ws, int32_t *queue)
 		queue[tail++] = (int32_t)i;
 		while (head < tail) {
 			int32_t u = queue[head++];
-			unsigned m = moves_of(ws, u);
+			unsigned m = cell_at(ws, u)->moves;
 
 			while (m) {
 				int32_t v = u + ws->off[__builtin_ctz(m)];
@@ -340,24 +354,25 @@ static int32_t label_components(struct jps_ws *ws, int32_t *queue)
 }
 
 /*
- * Exact single-source distances from src over the move graph into dist
- * (INFINITY where unreachable). Dial's buckets of width 1, the least
+ * Exact distances from src over the move graph into the cells' dist
+ * (INFINITY where unreachable), with Dial's buckets of width 1, the least
  * move cost: a cell taken from bucket k (distance in [k, k + 1)) is final,
- * since anything it relaxes lands in bucket k + 1 or k + 2, so three
+ * since whatever it relaxes lands in bucket k + 1 or k + 2, so three
  * bucket lists in a ring suffice and no order is needed inside a bucket.
- * A cell is listed at most once per bucket; an entry whose cell has moved
- * to a lower bucket is skipped. bkt holds 3 * cap entries.
+ * A cell enters a bucket at most once (its bucket only goes down); an
+ * entry whose cell has moved to a lower bucket is skipped. bkt holds
+ * 3 * cap entries. Returns the largest finite distance.
  */
-static void lm_dijkstra(const struct jps_ws *ws, int32_t src, double *dist,
-			int32_t *bkt)
+static double lm_dijkstra(struct jps_ws *ws, int32_t src, int32_t *bkt)
 {
 	static const double move_cost[8] = { 1, 1, 1, 1, SQRT2, SQRT2, SQRT2, SQRT2 };
 	size_t len[3] = { 0, 0, 0 }, i, cap = ws->cap;
 	uint64_t k = 0;
+	double far = 0;
 
 	for (i = 0; i < cap; i++)
-		dist[i] = INFINITY;
-	dist[src] = 0;
+		cell_at(ws, (int32_t)i)->u.dist = INFINITY;
+	cell_at(ws, src)->u.dist = 0;
 	bkt[len[0]++] = src;
 	while (len[0] || len[1] || len[2]) {
 		int r = (int)(k % 3);
@@ -365,79 +380,88 @@ static void lm_dijkstra(const struct jps_ws *ws, int32_t src, double *dist,
 
 		for (i = 0; i < len[r]; i++) {
 			int32_t u = b[i];
-			double du = dist[u];
-			unsigned m;
+			const struct jps__cell *cu = cell_at(ws, u);
+			double du = cu->u.dist;
+			unsigned m = cu->moves;
 
 			if ((uint64_t)du != k)
 				continue; /* moved to a lower bucket */
-			m = moves_of(ws, u);
+			far = du;
 			while (m) {
 				int d = __builtin_ctz(m);
-				int32_t v = u + ws->off[d];
+				struct jps__cell *cv = cell_at(ws, u + ws->off[d]);
 				double nd = du + move_cost[d];
 
 				m &= m - 1;
-				if (nd < dist[v]) {
+				if (nd < cv->u.dist) {
 					uint64_t nb = (uint64_t)nd;
 					int rn = (int)(nb % 3);
 
-					if (dist[v] == INFINITY || (uint64_t)dist[v] != nb)
-						bkt[(size_t)rn * cap + len[rn]++] = v;
-					dist[v] = nd;
+					if (cv->u.dist == INFINITY || (uint64_t)cv->u.dist != nb)
+						bkt[(size_t)rn * cap + len[rn]++] = u + ws->off[d];
+					cv->u.dist = nd;
 				}
 			}
 		}
 		len[r] = 0;
 		k++;
 	}
+	return far;
 }
 
 /*
- * Places the landmarks in the largest component: the first at its free
- * cell nearest the grid's (0, 0) corner, each next one at the cell
- * farthest from all earlier ones, and stores every free cell's distance
- * to each in fixed point, floor(distance * scale), LM_INF when
- * unreachable. The scale is a power of two that keeps every distance
- * below LM_INF. Uses the node array for distances and the heap for
- * buckets (both cleared afterwards).
+ * Places the landmarks in the largest component: the first at its first
+ * free cell in row order, each next one at the cell farthest from all
+ * earlier ones, and stores every free cell's distance to each in fixed
+ * point, min(floor(distance * scale), LM_MAX), LM_MAX when unreachable
+ * (cells of other components, which a query using landmarks never
+ * meets). The scale is the largest power of two (at most 1024) that
+ * keeps the first landmark's farthest distance within LM_MAX. Saturating
+ * keeps the bound admissible and consistent: |min(a, M) - min(b, M)| <=
+ * |a - b|. The cells' search state holds the distances meanwhile and the
+ * heap the buckets; both are reset after.
  */
-static void place_landmarks(struct jps_ws *ws, size_t passable)
+static void place_landmarks(struct jps_ws *ws)
 {
 	const int K = ws->nlm;
-	double *dist = (double *)(void *)ws->nodes;
 	int32_t *bkt = (int32_t *)(void *)ws->heap;
-	double scale = 1;
+	double scale = 1024;
 	size_t i;
 	int k;
 
 	ws->lm_comp = label_components(ws, bkt);
 	if (ws->lm_comp < 0)
 		return;
-	while (scale < 65536 && 2 * scale * ((double)passable * SQRT2 + 2) < LM_INF)
-		scale *= 2;
-	ws->lm_inv = 1.0 / scale;
 	for (i = 0; i < ws->cap; i++)
 		if (ws->comp[i] == ws->lm_comp)
 			break;
 	ws->lm_cell[0] = (int32_t)i;
 	for (k = 0; k < K; k++) {
 		int32_t best = -1, far = -1;
+		double maxd = lm_dijkstra(ws, ws->lm_cell[k], bkt);
 
-		lm_dijkstra(ws, ws->lm_cell[k], dist, bkt);
+		if (k == 0) {
+			while (scale > 0x1p-30 && maxd * scale > LM_MAX)
+				scale *= 0.5;
+			ws->lm_inv = 1.0 / scale;
+		}
 		for (i = 0; i < ws->cap; i++) {
-			int32_t *row = ws->lm + i * (size_t)K, v, mn;
+			uint16_t *row;
+			int32_t v, mn;
+			double d;
 
 			if (!ws->pass[i])
 				continue;
-			v = isfinite(dist[i]) ? (int32_t)floor(dist[i] * scale) : LM_INF;
-			row[k] = v;
+			row = lm_at(ws, (int32_t)i);
+			d = cell_at(ws, (int32_t)i)->u.dist;
+			v = isfinite(d) && d * scale < LM_MAX ? (int32_t)floor(d * scale)
+							       : LM_MAX;
+			row[k] = (uint16_t)v;
 			if (k + 1 == K || ws->comp[i] != ws->lm_comp)
 				continue;
-			/* the lane of the last landmark holds the least distance so far */
-			mn = k ? row[K - 1] : v;
-			if (v < mn)
-				mn = v;
-			row[K - 1] = mn;
+			/* the last landmark's lane holds the least distance so far */
+			mn = k && row[K - 1] < v ? row[K - 1] : v;
+			row[K - 1] = (uint16_t)mn;
 			if (mn > far) {
 				far = mn;
 				best = (int32_t)i;
@@ -446,13 +470,11 @@ static void place_landmarks(struct jps_ws *ws, size_t passable)
 		if (k + 1 < K)
 			ws->lm_cell[k + 1] = best;
 	}
-	memset(ws->nodes, 0, ws->cap * sizeof(*ws->nodes));
-	ws->seen = 0;
 }
 
 int jps_ws_load(struct jps_ws *ws, const struct grid *g)
 {
-	size_t n, passable = 0;
+	size_t n, passable = 0, i;
 	int x, y, d, W, kbits;
 
 	if (g->w < 1 || g->h < 1 || g->w > ws->max_w || g->h > ws->max_h)
@@ -460,7 +482,7 @@ int jps_ws_load(struct jps_ws *ws, const struct grid *g)
 	W = g->w + 2;
 	n = (size_t)W * (size_t)(g->h + 2);
 	memset(ws->pass, 0, ws->cap);
-	memset(ws->jump, 0, n * sizeof(*ws->jump));
+	memset(ws->rec, 0, ws->cap << ws->shift);
 	for (y = 0; y < g->h; y++) {
 		const uint8_t *src = g->cells + (size_t)y * (size_t)g->w;
 		uint8_t *dst = ws->pass + (size_t)(y + 1) * (size_t)W + 1;
@@ -475,11 +497,20 @@ int jps_ws_load(struct jps_ws *ws, const struct grid *g)
 	ws->W = W;
 	for (d = 0; d < 8; d++)
 		ws->off[d] = dir_dy[d] * W + dir_dx[d];
+	for (i = 0; i < n; i++)
+		if (ws->pass[i])
+			cell_masks(ws, (int32_t)i);
 	tables_straight(ws);
 	tables_diagonal(ws);
 	ws->lm_comp = -1;
-	if (ws->nlm)
-		place_landmarks(ws, passable);
+	if (ws->nlm) {
+		place_landmarks(ws);
+		for (i = 0; i < n; i++)
+			memset(&cell_at(ws, (int32_t)i)->u, 0, sizeof(cell_at(ws, 0)->u));
+	} else {
+		label_components(ws, (int32_t *)(void *)ws->heap);
+	}
+	ws->seen = 0;
 	kbits = 16;
 	while (kbits < 32 && ldexp(1.0, kbits) < 10.0 * (double)passable)
 		kbits++;
@@ -557,7 +588,7 @@ static void next_gen(struct jps_ws *ws)
 	if (ws->seen)
 		return;
 	for (i = 0; i < ws->cap; i++)
-		ws->nodes[i].stamp = 0;
+		cell_at(ws, (int32_t)i)->u.s.stamp = 0;
 	ws->seen = 1;
 }
 
@@ -569,9 +600,30 @@ static inline double octile(int dx, int dy)
 }
 
 /*
- * Most successors one expansion can gather: a straight direction gives
- * one, a diagonal one two per diagonal jump point of its run, so this is
- * only a batch size: a full batch is relaxed and the gathering goes on.
+ * The exact jump value of c along d (the table entry with FAR resolved):
+ * a positive distance to the next jump point or minus the legal steps
+ * before a wall. An entry is FAR only past 127 cells, so on most grids
+ * this reads one entry.
+ */
+static inline int32_t line_info(const struct jps_ws *ws, int32_t c, int d)
+{
+	int32_t total = 0;
+
+	for (;;) {
+		int v = cell_at(ws, c)->jump[d];
+
+		if (v != FAR)
+			return v > 0 ? total + v : v - total;
+		total += 127;
+		c += 127 * ws->off[d];
+	}
+}
+
+/*
+ * Most successors one expansion gathers before relaxing them: a straight
+ * direction gives one, a diagonal one up to two per diagonal jump point
+ * of its run, so this is only a batch size (a full batch is relaxed and
+ * the gathering goes on).
  */
 #define JPS_SUCC_MAX 64
 
@@ -582,7 +634,7 @@ struct query {
 	int32_t t;        /* padded goal index */
 	uint32_t seen;
 	bool lm;          /* the landmark bound applies */
-	_Alignas(16) int32_t dt[JPS_MAX_LANDMARKS]; /* the goal's landmark distances */
+	_Alignas(16) uint16_t dt[JPS_MAX_LANDMARKS]; /* the goal's landmark distances */
 	int nsucc;        /* successors gathered for the node being expanded */
 	struct succ {
 		int32_t v;         /* padded cell */
@@ -593,40 +645,34 @@ struct query {
 };
 
 /*
- * max over landmarks k of |D_k(v) - D_k(t)|, the fixed-point distances
- * (all below LM_INF, so no difference overflows).
+ * max over landmarks k of |D_k(v) - D_k(t)| for the fixed-point
+ * distances. The unsigned 16-bit maximum is the signed one on values
+ * with their top bit flipped (SSE2 has only the signed one).
  */
-static inline int32_t lm_maxdiff(const int32_t *dv, const int32_t *dt, int K)
+static inline int lm_maxdiff(const uint16_t *dv, const uint16_t *dt, int K)
 {
 #if JPS_SSE
-	__m128i m = _mm_setzero_si128();
-	int k;
+	const __m128i bias = _mm_set1_epi16((short)0x8000);
+	__m128i a = _mm_load_si128((const __m128i *)(const void *)dv);
+	__m128i b = _mm_load_si128((const __m128i *)(const void *)dt);
+	__m128i m = _mm_xor_si128(_mm_or_si128(_mm_subs_epu16(a, b),
+					       _mm_subs_epu16(b, a)), bias);
 
-	for (k = 0; k < K; k += 4) {
-		__m128i a = _mm_sub_epi32(_mm_loadu_si128((const __m128i *)(const void *)(dv + k)),
-					  _mm_load_si128((const __m128i *)(const void *)(dt + k)));
-		__m128i s = _mm_srai_epi32(a, 31), gt;
-
-		a = _mm_sub_epi32(_mm_xor_si128(a, s), s);
-		gt = _mm_cmpgt_epi32(a, m);
-		m = _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, m));
+	if (K > 8) {
+		a = _mm_load_si128((const __m128i *)(const void *)(dv + 8));
+		b = _mm_load_si128((const __m128i *)(const void *)(dt + 8));
+		m = _mm_max_epi16(m, _mm_xor_si128(_mm_or_si128(_mm_subs_epu16(a, b),
+								_mm_subs_epu16(b, a)), bias));
 	}
-	{
-		__m128i h = _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)), gt;
-
-		gt = _mm_cmpgt_epi32(h, m);
-		m = _mm_or_si128(_mm_and_si128(gt, h), _mm_andnot_si128(gt, m));
-		h = _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1));
-		gt = _mm_cmpgt_epi32(h, m);
-		m = _mm_or_si128(_mm_and_si128(gt, h), _mm_andnot_si128(gt, m));
-		return _mm_cvtsi128_si32(m);
-	}
+	m = _mm_max_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+	m = _mm_max_epi16(m, _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+	m = _mm_max_epi16(m, _mm_shufflelo_epi16(m, _MM_SHUFFLE(2, 3, 0, 1)));
+	return _mm_extract_epi16(m, 0) ^ 0x8000;
 #else
-	int32_t m = 0;
-	int k;
+	int m = 0, k;
 
 	for (k = 0; k < K; k++) {
-		int32_t a = dv[k] - dt[k];
+		int a = (int)dv[k] - (int)dt[k];
 
 		if (a < 0)
 			a = -a;
@@ -638,20 +684,19 @@ static inline int32_t lm_maxdiff(const int32_t *dv, const int32_t *dt, int K)
 }
 
 /*
- * The heuristic at padded (vx, vy): octile distance, or the landmark bound
- * when larger. Each fixed-point distance D = floor(d * scale) is within 1
- * (plus rounding of the product, under 1 more) below d * scale, so
- * |D(v) - D(t)| - LM_SLACK never exceeds scale * d(v, t): the bound is
- * admissible, and consistent up to a few 1/scale (the search reopens a
- * closed node whose g improves, so it stays optimal).
+ * The heuristic at v, padded (vx, vy): the octile distance, or the
+ * landmark bound when larger. Each fixed-point distance D = floor(d *
+ * scale) lies less than 1, plus the rounding of the product, below d *
+ * scale, so |D_k(v) - D_k(t)| - LM_SLACK never exceeds scale * d(v, t):
+ * the bound is admissible, and consistent up to a few 1/scale (a closed
+ * node whose g improves is reopened, so the search stays optimal).
  */
 static inline double heuristic(const struct query *q, int32_t v, int vx, int vy)
 {
 	double h = octile(vx - q->gx, vy - q->gy);
 
 	if (q->lm) {
-		int32_t m = lm_maxdiff(q->ws->lm + (size_t)v * (size_t)q->ws->nlm,
-				       q->dt, q->ws->nlm) - LM_SLACK;
+		int m = lm_maxdiff(lm_at(q->ws, v), q->dt, q->ws->nlm) - LM_SLACK;
 		double hl = (double)m * q->ws->lm_inv;
 
 		if (hl > h)
@@ -661,27 +706,26 @@ static inline double heuristic(const struct query *q, int32_t v, int vx, int vy)
 }
 
 /*
- * The directions to expand at cell v reached by a jump along d whose last
- * step came from v - off[d]: along d, plus for a straight d each side
- * with a forced neighbour and the diagonal towards it; for a diagonal d
- * its two components.
+ * succ_straight[d][f]: the directions to expand at a cell reached by
+ * straight move d whose forced sides are f (bit k = side k): d, and for
+ * each forced side that side and the diagonal towards it.
  */
-static inline unsigned succ_dirs(const struct jps_ws *ws, int32_t v, int d)
-{
-	unsigned m = 1u << d;
-	int k;
+static const uint8_t succ_straight[4][4] = {
+	{ 1 << D_E, 1 << D_E | 1 << D_N | 1 << D_NE, 1 << D_E | 1 << D_S | 1 << D_SE,
+	  1 << D_E | 1 << D_N | 1 << D_NE | 1 << D_S | 1 << D_SE },
+	{ 1 << D_W, 1 << D_W | 1 << D_N | 1 << D_NW, 1 << D_W | 1 << D_S | 1 << D_SW,
+	  1 << D_W | 1 << D_N | 1 << D_NW | 1 << D_S | 1 << D_SW },
+	{ 1 << D_N, 1 << D_N | 1 << D_E | 1 << D_NE, 1 << D_N | 1 << D_W | 1 << D_NW,
+	  1 << D_N | 1 << D_E | 1 << D_NE | 1 << D_W | 1 << D_NW },
+	{ 1 << D_S, 1 << D_S | 1 << D_E | 1 << D_SE, 1 << D_S | 1 << D_W | 1 << D_SW,
+	  1 << D_S | 1 << D_E | 1 << D_SE | 1 << D_W | 1 << D_SW },
+};
 
-	if (d >= 4)
-		return m | 1u << diag_comp[d - 4][0] | 1u << diag_comp[d - 4][1];
-	for (k = 0; k < 2; k++) {
-		int s = side_of[d][k];
-		int32_t so = ws->off[s];
-
-		if (ws->pass[v + so] && !ws->pass[v - ws->off[d] + so])
-			m |= 1u << s | 1u << diag_of[d][s];
-	}
-	return m;
-}
+/* succ_diag[d - 4]: a diagonal d and its two components. */
+static const uint8_t succ_diag[4] = {
+	1 << D_NE | 1 << D_E | 1 << D_N, 1 << D_NW | 1 << D_W | 1 << D_N,
+	1 << D_SE | 1 << D_E | 1 << D_S, 1 << D_SW | 1 << D_W | 1 << D_S,
+};
 
 static void heap_sift_down(struct jps_ws *ws, size_t i)
 {
@@ -702,6 +746,13 @@ static void heap_sift_down(struct jps_ws *ws, size_t i)
 	ws->heap[i] = e;
 }
 
+static inline uint64_t key_of(const struct query *q, const struct jps__cell *c,
+			      int32_t v, int vx, int vy)
+{
+	return (uint64_t)(((double)c->u.s.na + SQRT2 * c->u.s.nd +
+			   heuristic(q, v, vx, vy)) * q->ws->kscale);
+}
+
 /*
  * Drops the stale entries (of closed nodes, or keyed by a g that has
  * improved since) and rebuilds the heap. One live entry per open node
@@ -716,11 +767,9 @@ static void open_compact(const struct query *q)
 	ws->compactions++;
 	for (i = 0; i < ws->hn; i++) {
 		struct jps__ent e = ws->heap[i];
-		const struct jps__node *v = &ws->nodes[e.node];
-		uint64_t key = (uint64_t)(((double)v->na + SQRT2 * v->nd +
-					   heuristic(q, e.node, e.x, e.y)) * ws->kscale);
+		const struct jps__cell *c = cell_at(ws, e.node);
 
-		if (v->open && key == e.key)
+		if (c->open && key_of(q, c, e.node, e.x, e.y) == e.key)
 			ws->heap[k++] = e;
 	}
 	ws->hn = k;
@@ -738,50 +787,52 @@ static inline void relax(struct query *q, int32_t u, int32_t v, int vx,
 			 int vy, int d, uint32_t na, uint32_t nd)
 {
 	struct jps_ws *ws = q->ws;
-	struct jps__node *nv = &ws->nodes[v];
-	unsigned dirs = v == q->t ? 0 : succ_dirs(ws, v, d);
+	struct jps__cell *c = cell_at(ws, v);
+	unsigned dirs = 0;
 	struct jps__ent e;
 
-	if (nv->stamp == q->seen) {
-		if (nv->na == na && nv->nd == nd) {
-			if (!(dirs & ~nv->dirs))
+	if (v != q->t)
+		dirs = d >= 4 ? succ_diag[d - 4] :
+			succ_straight[d][c->forced >> (2 * d) & 3];
+	if (c->u.s.stamp == q->seen) {
+		if (c->u.s.na == na && c->u.s.nd == nd) {
+			if (!(dirs & ~c->dirs))
 				return;
-			nv->dirs |= (uint8_t)dirs;
-			if (nv->open)
+			c->dirs |= (uint8_t)dirs;
+			if (c->open)
 				return;
 		} else if ((double)na + SQRT2 * nd >=
-			   (double)nv->na + SQRT2 * nv->nd) {
+			   (double)c->u.s.na + SQRT2 * c->u.s.nd) {
 			return;
 		} else {
-			nv->na = na;
-			nv->nd = nd;
-			nv->parent = u;
-			nv->dirs = (uint8_t)dirs;
-			nv->done = 0;
+			c->u.s.na = na;
+			c->u.s.nd = nd;
+			c->u.s.parent = u;
+			c->dirs = (uint8_t)dirs;
+			c->done = 0;
 		}
 	} else {
-		nv->stamp = q->seen;
-		nv->na = na;
-		nv->nd = nd;
-		nv->parent = u;
-		nv->dirs = (uint8_t)dirs;
-		nv->done = 0;
+		c->u.s.stamp = q->seen;
+		c->u.s.na = na;
+		c->u.s.nd = nd;
+		c->u.s.parent = u;
+		c->dirs = (uint8_t)dirs;
+		c->done = 0;
 	}
-	e.key = (uint64_t)(((double)nv->na + SQRT2 * nv->nd +
-			    heuristic(q, v, vx, vy)) * ws->kscale);
+	e.key = key_of(q, c, v, vx, vy);
 	e.node = v;
 	e.x = (uint16_t)vx;
 	e.y = (uint16_t)vy;
-	nv->open = 1;
+	c->open = 1;
 	if (ws->hn == ws->heap_cap)
 		open_compact(q);
 	heap_push(ws, e);
 }
 
 /*
- * Relaxes the gathered successors of u. Their node, landmark and jump
- * lines were prefetched when gathered, so the cache misses of a batch
- * overlap instead of following one another.
+ * Relaxes the gathered successors of u. Their records were prefetched
+ * when gathered, so the cache misses of a batch overlap instead of
+ * following one another.
  */
 static void flush(struct query *q, int32_t u)
 {
@@ -795,27 +846,22 @@ static void flush(struct query *q, int32_t u)
 	q->nsucc = 0;
 }
 
-/* Adds a successor of the node being expanded (see flush). */
+/* Adds a successor of u, the node being expanded (see flush). */
 static inline void gather(struct query *q, int32_t u, int32_t v, int vx,
 			  int vy, int d, uint32_t na, uint32_t nd)
 {
-	struct jps_ws *ws = q->ws;
 	struct succ *c;
 
 	if (q->nsucc == JPS_SUCC_MAX)
 		flush(q, u);
 	c = &q->succ[q->nsucc++];
-
 	c->v = v;
 	c->x = (uint16_t)vx;
 	c->y = (uint16_t)vy;
 	c->d = d;
 	c->na = na;
 	c->nd = nd;
-	PREFETCH(&ws->nodes[v]);
-	PREFETCH(ws->jump[v]);
-	if (q->lm)
-		PREFETCH(ws->lm + (size_t)v * (size_t)ws->nlm);
+	PREFETCH(cell_at(q->ws, v));
 }
 
 /*
@@ -831,8 +877,8 @@ static inline void gather(struct query *q, int32_t u, int32_t v, int vx,
 static inline void expand_dir(struct query *q, int32_t u, int ux, int uy,
 			      int d, uint32_t na, uint32_t nd)
 {
-	struct jps_ws *ws = q->ws;
-	int j = ws->jump[u][d], reach = j < 0 ? -j : j;
+	const struct jps_ws *ws = q->ws;
+	int32_t j = line_info(ws, u, d), reach = j < 0 ? -j : j;
 	int sx = dir_dx[d], sy = dir_dy[d];
 	int ddx = (q->gx - ux) * sx, ddy = (q->gy - uy) * sy;
 	int a, b, k, yx, yy;
@@ -847,7 +893,7 @@ static inline void expand_dir(struct query *q, int32_t u, int ux, int uy,
 		}
 		if (j > 0)
 			gather(q, u, u + j * ws->off[d], ux + j * sx, uy + j * sy,
-			      d, na + (uint32_t)j, nd);
+			       d, na + (uint32_t)j, nd);
 		return;
 	}
 	a = diag_comp[d - 4][0];
@@ -865,12 +911,12 @@ static inline void expand_dir(struct query *q, int32_t u, int ux, int uy,
 				int32_t z = y + m * ws->off[d];
 				int c = ddx > ddy ? a : b;
 				int rest = (ddx > ddy ? ddx : ddy) - m;
-				int jz = ws->jump[z][c];
+				int32_t jz = rest ? line_info(ws, z, c) : 0;
 
 				if (rest <= (jz < 0 ? -jz : jz)) {
 					gather(q, u, q->t, q->gx, q->gy, rest ? c : d,
-					      na + (uint32_t)rest,
-					      nd + (uint32_t)(k + m));
+					       na + (uint32_t)rest,
+					       nd + (uint32_t)(k + m));
 					return;
 				}
 			}
@@ -884,17 +930,34 @@ static inline void expand_dir(struct query *q, int32_t u, int ux, int uy,
 		ddx -= j;
 		ddy -= j;
 		{
-			int ja = ws->jump[y][a], jb = ws->jump[y][b];
+			int32_t ja = line_info(ws, y, a), jb = line_info(ws, y, b);
 
 			if (ja > 0)
 				gather(q, u, y + ja * ws->off[a], yx + ja * sx, yy,
-				      a, na + (uint32_t)ja, nd + (uint32_t)k);
+				       a, na + (uint32_t)ja, nd + (uint32_t)k);
 			if (jb > 0)
 				gather(q, u, y + jb * ws->off[b], yx, yy + jb * sy,
-				      b, na + (uint32_t)jb, nd + (uint32_t)k);
+				       b, na + (uint32_t)jb, nd + (uint32_t)k);
 		}
-		j = ws->jump[y][d];
+		j = line_info(ws, y, d);
 		reach = j < 0 ? -j : j;
+	}
+}
+
+/*
+ * Starts loading the first cell each direction in m leads to from u (a
+ * jump point, or the first diagonal jump point of a run), so that these
+ * cache misses overlap before expand_dir() walks them in turn.
+ */
+static inline void prefetch_targets(const struct jps_ws *ws, int32_t u,
+				    const struct jps__cell *cu, unsigned m)
+{
+	while (m) {
+		int d = __builtin_ctz(m), j = cu->jump[d];
+
+		m &= m - 1;
+		if (j > 0)
+			PREFETCH(cell_at(ws, u + j * ws->off[d]));
 	}
 }
 
@@ -909,9 +972,10 @@ int jps_search(struct jps_ws *ws, int sx, int sy, int gx, int gy,
 	       double *cost)
 {
 	struct query q;
+	struct jps__cell *cs;
 	size_t expanded = 0;
 	int32_t s;
-	int rc, k;
+	int rc;
 
 	ws->found = false;
 	ws->expanded = 0;
@@ -928,28 +992,27 @@ int jps_search(struct jps_ws *ws, int sx, int sy, int gx, int gy,
 	q.gx = gx;
 	q.gy = gy;
 	q.t = gy * ws->W + gx;
-	if (!ws->pass[s] || !ws->pass[q.t])
-		return ENG_ENOTFOUND;
-	if (ws->comp[s] != ws->comp[q.t])
+	if (!ws->pass[s] || !ws->pass[q.t] || ws->comp[s] != ws->comp[q.t])
 		return ENG_ENOTFOUND;
 	q.lm = ws->nlm && ws->comp[q.t] == ws->lm_comp;
+	if (q.lm)
+		memcpy(q.dt, lm_at(ws, q.t), (size_t)ws->nlm * sizeof(q.dt[0]));
 	q.nsucc = 0;
-	for (k = 0; q.lm && k < ws->nlm; k++)
-		q.dt[k] = ws->lm[(size_t)q.t * (size_t)ws->nlm + (size_t)k];
 	next_gen(ws);
 	q.seen = ws->seen;
 	ws->hn = 0;
-	ws->nodes[s].stamp = q.seen;
-	ws->nodes[s].na = 0;
-	ws->nodes[s].nd = 0;
-	ws->nodes[s].parent = -1;
-	ws->nodes[s].dirs = 0xff;
-	ws->nodes[s].done = 0;
-	ws->nodes[s].open = 1;
+	cs = cell_at(ws, s);
+	cs->u.s.stamp = q.seen;
+	cs->u.s.na = 0;
+	cs->u.s.nd = 0;
+	cs->u.s.parent = -1;
+	cs->dirs = 0xff;
+	cs->done = 0;
+	cs->open = 1;
 	{
 		struct jps__ent e;
 
-		e.key = (uint64_t)(heuristic(&q, s, sx, sy) * ws->kscale);
+		e.key = key_of(&q, cs, s, sx, sy);
 		e.node = s;
 		e.x = (uint16_t)sx;
 		e.y = (uint16_t)sy;
@@ -958,28 +1021,28 @@ int jps_search(struct jps_ws *ws, int sx, int sy, int gx, int gy,
 	while (ws->hn) {
 		struct jps__ent e = heap_pop(ws);
 		int32_t u = e.node;
-		struct jps__node *nu = &ws->nodes[u];
-		unsigned m = nu->dirs & ~nu->done;
+		struct jps__cell *cu = cell_at(ws, u);
+		unsigned m = cu->dirs & ~cu->done;
 
 		if (u == q.t) {
-			expanded++;
 			ws->start = s;
 			ws->goal = q.t;
 			ws->found = true;
-			ws->expanded = expanded;
-			*cost = (double)nu->na + SQRT2 * nu->nd;
+			ws->expanded = expanded + 1;
+			*cost = (double)cu->u.s.na + SQRT2 * cu->u.s.nd;
 			return 0;
 		}
 		if (!m)
 			continue; /* a stale entry */
 		expanded++;
-		nu->done |= (uint8_t)m;
-		nu->open = 0;
+		cu->done |= (uint8_t)m;
+		cu->open = 0;
+		prefetch_targets(ws, u, cu, m);
 		while (m) {
 			int d = __builtin_ctz(m);
 
 			m &= m - 1;
-			expand_dir(&q, u, e.x, e.y, d, nu->na, nu->nd);
+			expand_dir(&q, u, e.x, e.y, d, cu->u.s.na, cu->u.s.nd);
 		}
 		flush(&q, u);
 	}
@@ -1000,7 +1063,7 @@ int jps_path(const struct jps_ws *ws, int32_t *cells, size_t cap, size_t *n)
 	for (v = ws->goal; v != ws->start; v = p) {
 		int dx, dy;
 
-		p = ws->nodes[v].parent;
+		p = cell_at(ws, v)->u.s.parent;
 		dx = abs(v % W - p % W);
 		dy = abs(v / W - p / W);
 		k += (size_t)(dx > dy ? dx : dy);
@@ -1018,7 +1081,7 @@ int jps_path(const struct jps_ws *ws, int32_t *cells, size_t cap, size_t *n)
 	while (v != ws->start) {
 		int vx = v % W, vy = v / W, px, py, sx, sy, ax, ay;
 
-		p = ws->nodes[v].parent;
+		p = cell_at(ws, v)->u.s.parent;
 		px = p % W;
 		py = p / W;
 		sx = (px > vx) - (px < vx);
