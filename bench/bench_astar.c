@@ -43,7 +43,7 @@
 #define NSCEN 128
 #define REPS 3
 #define ROUNDS 3     /* alternating rounds of ours and Boost */
-#define LANDMARKS 16 /* of the fast search */
+#define LANDMARKS 32 /* of the fast search */
 #define NX_SUBSET 5
 
 struct bench_map {

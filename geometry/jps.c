@@ -50,8 +50,8 @@ static const unsigned char side_of[4][2] = {
 #define FAR INT8_MIN
 /* Largest fixed-point landmark distance; farther ones saturate to it. */
 #define LM_MAX 65535
-/* Fixed-point slack of a landmark bound, in 1/scale units (see heuristic). */
-#define LM_SLACK 3
+/* Slack of a landmark bound, in stored units (see heuristic). */
+#define LM_SLACK 1
 
 /*
  * Everything the search reads about one padded cell, in 32 bytes (64 with
@@ -89,6 +89,7 @@ struct jps_ws {
 	int W;                  /* padded row stride, w + 2 */
 	size_t cap;             /* padded cell capacity */
 	uint8_t *pass;          /* padded passability, border 0 */
+	uint8_t *moves;         /* padded legal-move masks, bit d */
 	unsigned char *rec;     /* cap cell records of 1 << shift bytes */
 	int shift;              /* 5, or 6 with landmarks */
 	int32_t *comp;          /* component label per padded cell, -1 blocked */
@@ -96,7 +97,9 @@ struct jps_ws {
 	int nlm;                /* landmarks per cell (0, 8 or 16) */
 	int32_t lm_comp;        /* component the landmarks lie in, -1 none */
 	int32_t lm_cell[JPS_MAX_LANDMARKS]; /* padded landmark cells */
-	double lm_inv;          /* 1 / the fixed-point scale */
+	double lm_inv;          /* cells per stored landmark unit */
+	uint16_t (*lm_tmp)[8];  /* load scratch: a batch of 8 landmarks per cell */
+	uint16_t *lm_min;       /* load scratch: least distance to a landmark */
 	struct jps__ent *heap;  /* binary heap, slots 0..hn-1 */
 	size_t hn, heap_cap;    /* entries, capacity (cap, or less in tests) */
 	size_t compactions;     /* open-list compactions so far */
@@ -125,7 +128,7 @@ struct jps_ws *jps_ws_new(int max_w, int max_h, int landmarks)
 	size_t cap, bytes;
 
 	if (!grid_cells_needed(max_w, max_h) ||
-	    (landmarks != 0 && landmarks != 8 && landmarks != 16))
+	    landmarks < 0 || landmarks > JPS_MAX_LANDMARKS || landmarks % 8)
 		return NULL;
 	ws = calloc(1, sizeof(*ws));
 	if (!ws)
@@ -136,14 +139,20 @@ struct jps_ws *jps_ws_new(int max_w, int max_h, int landmarks)
 	ws->cap = cap;
 	ws->nlm = landmarks;
 	ws->lm_comp = -1;
-	ws->shift = landmarks ? 6 : 5;
+	ws->shift = landmarks > 16 ? 7 : landmarks ? 6 : 5;
 	bytes = cap << ws->shift;
 	ws->pass = calloc(cap, 1);
+	ws->moves = calloc(cap, 1);
 	ws->rec = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 	ws->comp = malloc(cap * sizeof(*ws->comp));
 	ws->heap = malloc(cap * sizeof(*ws->heap));
 	ws->heap_cap = cap;
-	if (!ws->pass || !ws->rec || !ws->comp || !ws->heap) {
+	if (landmarks) {
+		ws->lm_tmp = malloc(cap * sizeof(*ws->lm_tmp));
+		ws->lm_min = malloc(cap * sizeof(*ws->lm_min));
+	}
+	if (!ws->pass || !ws->moves || !ws->rec || !ws->comp || !ws->heap ||
+	    (landmarks && (!ws->lm_tmp || !ws->lm_min))) {
 		jps_ws_free(ws);
 		return NULL;
 	}
@@ -156,9 +165,12 @@ void jps_ws_free(struct jps_ws *ws)
 	if (!ws)
 		return;
 	free(ws->pass);
+	free(ws->moves);
 	free(ws->rec);
 	free(ws->comp);
 	free(ws->heap);
+	free(ws->lm_tmp);
+	free(ws->lm_min);
 	free(ws);
 }
 
@@ -308,6 +320,7 @@ static void cell_masks(struct jps_ws *ws, int32_t c)
 				f |= 1u << (2 * d + k);
 	cc->moves = (uint8_t)m;
 	cc->forced = (uint8_t)f;
+	ws->moves[c] = (uint8_t)m;
 }
 
 /*
@@ -332,7 +345,7 @@ static int32_t label_components(struct jps_ws *ws, int32_t *queue)
 		queue[tail++] = (int32_t)i;
 		while (head < tail) {
 			int32_t u = queue[head++];
-			unsigned m = cell_at(ws, u)->moves;
+			unsigned m = ws->moves[u];
 
 			while (m) {
 				int32_t v = u + ws->off[__builtin_ctz(m)];
@@ -354,52 +367,64 @@ static int32_t label_components(struct jps_ws *ws, int32_t *queue)
 }
 
 /*
- * Exact distances from src over the move graph into the cells' dist
- * (INFINITY where unreachable), with Dial's buckets of width 1, the least
- * move cost: a cell taken from bucket k (distance in [k, k + 1)) is final,
- * since whatever it relaxes lands in bucket k + 1 or k + 2, so three
- * bucket lists in a ring suffice and no order is needed inside a bucket.
- * A cell enters a bucket at most once (its bucket only goes down); an
- * entry whose cell has moved to a lower bucket is skipped. bkt holds
- * 3 * cap entries. Returns the largest finite distance.
+ * Landmark distances are exact shortest-path distances in integers, over
+ * the move graph with weights `unit` (orthogonal) and floor(sqrt 2 unit)
+ * (diagonal): no rounding happens in the search, and since both weights
+ * are at most the true costs times unit, every such distance is at most
+ * unit times the true one (so the landmark bound stays admissible; the
+ * diagonal weight loses under 1 / unit of a cell per step).
+ *
+ * Dial's buckets of width unit, the least weight: a cell taken from bucket
+ * k (distance in [k unit, (k + 1) unit)) is final, since whatever it
+ * relaxes lands in bucket k + 1 or k + 2, so three bucket lists in a ring
+ * suffice and no order is needed inside a bucket. A cell enters a bucket
+ * at most once (its bucket only goes down); an entry whose cell has moved
+ * to a lower bucket is skipped. dist has cap entries (UINT32_MAX where
+ * unreachable), bkt 3 * cap. Returns the largest finite distance.
  */
-static double lm_dijkstra(struct jps_ws *ws, int32_t src, int32_t *bkt)
+static uint32_t lm_dijkstra(const struct jps_ws *ws, int32_t src, int ushift,
+			    uint32_t *dist, int32_t *bkt)
 {
-	static const double move_cost[8] = { 1, 1, 1, 1, SQRT2, SQRT2, SQRT2, SQRT2 };
+	const uint32_t unit = 1u << ushift;
+	const uint32_t diag = (uint32_t)floor(SQRT2 * unit);
+	uint32_t wt[8];
 	size_t len[3] = { 0, 0, 0 }, i, cap = ws->cap;
-	uint64_t k = 0;
-	double far = 0;
+	uint32_t k = 0, far = 0;
+	int d;
 
+	for (d = 0; d < 8; d++)
+		wt[d] = d < 4 ? unit : diag;
 	for (i = 0; i < cap; i++)
-		cell_at(ws, (int32_t)i)->u.dist = INFINITY;
-	cell_at(ws, src)->u.dist = 0;
+		dist[i] = UINT32_MAX;
+	dist[src] = 0;
 	bkt[len[0]++] = src;
 	while (len[0] || len[1] || len[2]) {
 		int r = (int)(k % 3);
-		int32_t *b = bkt + (size_t)r * cap;
+		const int32_t *b = bkt + (size_t)r * cap;
 
 		for (i = 0; i < len[r]; i++) {
 			int32_t u = b[i];
-			const struct jps__cell *cu = cell_at(ws, u);
-			double du = cu->u.dist;
-			unsigned m = cu->moves;
+			uint32_t du = dist[u];
+			unsigned m = ws->moves[u];
 
-			if ((uint64_t)du != k)
+			if (du >> ushift != k)
 				continue; /* moved to a lower bucket */
 			far = du;
 			while (m) {
-				int d = __builtin_ctz(m);
-				struct jps__cell *cv = cell_at(ws, u + ws->off[d]);
-				double nd = du + move_cost[d];
+				int e = __builtin_ctz(m);
+				int32_t v = u + ws->off[e];
+				uint32_t nd = du + wt[e];
 
 				m &= m - 1;
-				if (nd < cv->u.dist) {
-					uint64_t nb = (uint64_t)nd;
-					int rn = (int)(nb % 3);
+				if (nd < dist[v]) {
+					uint32_t nb = nd >> ushift;
 
-					if (cv->u.dist == INFINITY || (uint64_t)cv->u.dist != nb)
-						bkt[(size_t)rn * cap + len[rn]++] = u + ws->off[d];
-					cv->u.dist = nd;
+					if (dist[v] == UINT32_MAX || dist[v] >> ushift != nb) {
+						int rn = (int)(nb % 3);
+
+						bkt[(size_t)rn * cap + len[rn]++] = v;
+					}
+					dist[v] = nd;
 				}
 			}
 		}
@@ -412,63 +437,66 @@ static double lm_dijkstra(struct jps_ws *ws, int32_t src, int32_t *bkt)
 /*
  * Places the landmarks in the largest component: the first at its first
  * free cell in row order, each next one at the cell farthest from all
- * earlier ones, and stores every free cell's distance to each in fixed
- * point, min(floor(distance * scale), LM_MAX), LM_MAX when unreachable
- * (cells of other components, which a query using landmarks never
- * meets). The scale is the largest power of two (at most 1024) that
- * keeps the first landmark's farthest distance within LM_MAX. Saturating
- * keeps the bound admissible and consistent: |min(a, M) - min(b, M)| <=
- * |a - b|. The cells' search state holds the distances meanwhile and the
- * heap the buckets; both are reset after.
+ * earlier ones, and stores every free cell's distance to each (see
+ * lm_dijkstra) shifted right so that the first landmark's farthest one
+ * fits in 16 bits, saturated at LM_MAX (cells of other components, which
+ * a query using landmarks never meets, get LM_MAX too). Saturating keeps
+ * the bound admissible and consistent: |min(a, M) - min(b, M)| <= |a - b|.
+ * The heap holds the distances and the buckets meanwhile; the distances
+ * go into the records 8 landmarks at a time (through lm_tmp), one pass
+ * over the records per batch.
  */
-static void place_landmarks(struct jps_ws *ws)
+static void place_landmarks(struct jps_ws *ws, size_t passable)
 {
 	const int K = ws->nlm;
-	int32_t *bkt = (int32_t *)(void *)ws->heap;
-	double scale = 1024;
+	uint32_t *dist = (uint32_t *)(void *)ws->heap;
+	int32_t *bkt = (int32_t *)(void *)(dist + ws->cap);
+	int ushift = 10, rshift = 0;
 	size_t i;
 	int k;
 
 	ws->lm_comp = label_components(ws, bkt);
 	if (ws->lm_comp < 0)
 		return;
+	/* every distance below 2^32: at most 1.5 unit per passable cell */
+	while (ushift > 0 && 1.5 * (double)passable * ldexp(1.0, ushift) >= 4294967295.0)
+		ushift--;
 	for (i = 0; i < ws->cap; i++)
 		if (ws->comp[i] == ws->lm_comp)
 			break;
 	ws->lm_cell[0] = (int32_t)i;
 	for (k = 0; k < K; k++) {
 		int32_t best = -1, far = -1;
-		double maxd = lm_dijkstra(ws, ws->lm_cell[k], bkt);
+		uint32_t maxd = lm_dijkstra(ws, ws->lm_cell[k], ushift, dist, bkt);
 
 		if (k == 0) {
-			while (scale > 0x1p-30 && maxd * scale > LM_MAX)
-				scale *= 0.5;
-			ws->lm_inv = 1.0 / scale;
+			while ((maxd >> rshift) > LM_MAX)
+				rshift++;
+			ws->lm_inv = ldexp(1.0, rshift - ushift);
 		}
 		for (i = 0; i < ws->cap; i++) {
-			uint16_t *row;
-			int32_t v, mn;
-			double d;
+			uint32_t v = dist[i] >> rshift;
 
-			if (!ws->pass[i])
+			if (v > LM_MAX)
+				v = LM_MAX;
+			ws->lm_tmp[i][k % 8] = (uint16_t)v;
+			if (ws->comp[i] != ws->lm_comp)
 				continue;
-			row = lm_at(ws, (int32_t)i);
-			d = cell_at(ws, (int32_t)i)->u.dist;
-			v = isfinite(d) && d * scale < LM_MAX ? (int32_t)floor(d * scale)
-							       : LM_MAX;
-			row[k] = (uint16_t)v;
-			if (k + 1 == K || ws->comp[i] != ws->lm_comp)
-				continue;
-			/* the last landmark's lane holds the least distance so far */
-			mn = k && row[K - 1] < v ? row[K - 1] : v;
-			row[K - 1] = (uint16_t)mn;
-			if (mn > far) {
-				far = mn;
+			if (k == 0 || v < ws->lm_min[i])
+				ws->lm_min[i] = (uint16_t)v;
+			if (ws->lm_min[i] > far) {
+				far = ws->lm_min[i];
 				best = (int32_t)i;
 			}
 		}
 		if (k + 1 < K)
 			ws->lm_cell[k + 1] = best;
+		/* a full batch of 8 goes into the records in one pass */
+		if (k % 8 == 7)
+			for (i = 0; i < ws->cap; i++)
+				if (ws->pass[i])
+					memcpy(lm_at(ws, (int32_t)i) + (k - 7), ws->lm_tmp[i],
+					       sizeof(ws->lm_tmp[i]));
 	}
 }
 
@@ -482,6 +510,7 @@ int jps_ws_load(struct jps_ws *ws, const struct grid *g)
 	W = g->w + 2;
 	n = (size_t)W * (size_t)(g->h + 2);
 	memset(ws->pass, 0, ws->cap);
+	memset(ws->moves, 0, ws->cap);
 	memset(ws->rec, 0, ws->cap << ws->shift);
 	for (y = 0; y < g->h; y++) {
 		const uint8_t *src = g->cells + (size_t)y * (size_t)g->w;
@@ -504,9 +533,7 @@ int jps_ws_load(struct jps_ws *ws, const struct grid *g)
 	tables_diagonal(ws);
 	ws->lm_comp = -1;
 	if (ws->nlm) {
-		place_landmarks(ws);
-		for (i = 0; i < n; i++)
-			memset(&cell_at(ws, (int32_t)i)->u, 0, sizeof(cell_at(ws, 0)->u));
+		place_landmarks(ws, passable);
 	} else {
 		label_components(ws, (int32_t *)(void *)ws->heap);
 	}
@@ -657,10 +684,11 @@ static inline int lm_maxdiff(const uint16_t *dv, const uint16_t *dt, int K)
 	__m128i b = _mm_load_si128((const __m128i *)(const void *)dt);
 	__m128i m = _mm_xor_si128(_mm_or_si128(_mm_subs_epu16(a, b),
 					       _mm_subs_epu16(b, a)), bias);
+	int k;
 
-	if (K > 8) {
-		a = _mm_load_si128((const __m128i *)(const void *)(dv + 8));
-		b = _mm_load_si128((const __m128i *)(const void *)(dt + 8));
+	for (k = 8; k < K; k += 8) {
+		a = _mm_load_si128((const __m128i *)(const void *)(dv + k));
+		b = _mm_load_si128((const __m128i *)(const void *)(dt + k));
 		m = _mm_max_epi16(m, _mm_xor_si128(_mm_or_si128(_mm_subs_epu16(a, b),
 								_mm_subs_epu16(b, a)), bias));
 	}
@@ -685,11 +713,12 @@ static inline int lm_maxdiff(const uint16_t *dv, const uint16_t *dt, int K)
 
 /*
  * The heuristic at v, padded (vx, vy): the octile distance, or the
- * landmark bound when larger. Each fixed-point distance D = floor(d *
- * scale) lies less than 1, plus the rounding of the product, below d *
- * scale, so |D_k(v) - D_k(t)| - LM_SLACK never exceeds scale * d(v, t):
- * the bound is admissible, and consistent up to a few 1/scale (a closed
- * node whose g improves is reopened, so the search stays optimal).
+ * landmark bound when larger. A stored distance is D = floor(I / 2^r) of
+ * an integer distance I (lm_dijkstra) with |I_k(v) - I_k(t)| <= unit *
+ * d(v, t), so |D_k(v) - D_k(t)| - LM_SLACK never exceeds d(v, t) in
+ * stored units (2^r / unit cells): the bound is admissible, and
+ * consistent up to one stored unit (a closed node whose g improves is
+ * reopened, so the search stays optimal).
  */
 static inline double heuristic(const struct query *q, int32_t v, int vx, int vy)
 {

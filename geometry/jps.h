@@ -46,7 +46,7 @@
 struct jps_ws;
 
 /* Most landmarks a workspace can hold. */
-#define JPS_MAX_LANDMARKS 16
+#define JPS_MAX_LANDMARKS 32
 
 /*
  * Makes a workspace for grids of up to max_w x max_h cells with
