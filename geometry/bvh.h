@@ -98,4 +98,14 @@ bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
 size_t bvh_cast_batch(const struct bvh *b, const struct ray *rays, size_t n,
 		      float tmax, struct bvh_hit *hits, int threads);
 
+/*
+ * Internal, for tests and benchmarks: the query kernels. bvh_build()
+ * picks the widest one the CPU runs; bvh__set_isa() forces another
+ * (returns 0, or ENG_EINVAL when the CPU cannot run it) and bvh__isa()
+ * tells which one is in use. All give bitwise the same answers.
+ */
+enum bvh_isa { BVH_ISA_SSE2 = 0, BVH_ISA_AVX2 = 1, BVH_ISA_AVX512 = 2 };
+int bvh__set_isa(struct bvh *b, int isa);
+int bvh__isa(const struct bvh *b);
+
 #endif /* BVH_H */
