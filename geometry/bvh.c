@@ -1068,7 +1068,19 @@ BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 				ref = nd->child[lowbit((unsigned)mask)];
 				continue;
 			}
-			/* two or more: sort by entry, go to the nearest */
+			if (!(mask & (mask - 1) & (mask - 1 - (mask & -mask)))) {
+				/* two: push the farther (or the later on a tie) */
+				int j0 = lowbit((unsigned)mask);
+				int j1 = lowbit((unsigned)(mask & (mask - 1)));
+				bool swap = tn[j1] < tn[j0];
+				int jn = swap ? j1 : j0, jf = swap ? j0 : j1;
+
+				stack[sp] = nd->child[jf];
+				stack_t[sp++] = tn[jf];
+				ref = nd->child[jn];
+				continue;
+			}
+			/* three or more: sort by entry, go to the nearest */
 			while (mask) {
 				int j = lowbit((unsigned)mask);
 				uint64_t k = child_key(tn[j], j);
