@@ -1,25 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A* benchmark: our geometry/astar against Boost.Graph astar_search (and
- * networkx, on a few scenarios, for reference) on random Moving AI maps.
+ * Grid search benchmark: our fast search (geometry/jps, jump point search
+ * with jump tables and 32 landmarks) and plain A* (geometry/astar, the
+ * reference) against Boost.Graph astar_search, and networkx on a few
+ * scenarios for reference, on random Moving AI maps.
  *
  * It writes two maps with a fixed seed, 512 x 512 and 1024 x 1024, 25% of
  * the cells blocked at random, each with 128 scenarios whose start and
- * goal are connected (optimal lengths from our search), into the work
- * folder ($BENCH_WORK, default build/bench/work). Then it times our
- * queries (best of 3 runs over all scenarios; workspace made and grid
- * loaded before the clock starts) and runs the anchors on the same files:
+ * goal are connected (optimal lengths from plain A*), into the work
+ * folder ($BENCH_WORK, default build/bench/work). Every query of the fast
+ * search is checked against plain A* (equal cost, legal path whose steps
+ * add up to it). Then it times the queries of both (workspace made and
+ * grid loaded before the clock starts; each query's best time over all
+ * runs, summed) and runs the anchors on the same files:
  * $BENCH_ANCHORS/astar_boost (bench/run.sh compiles it when Boost is
- * installed) and python3 $BENCH_SCRIPTS/astar_networkx.py (default
- * bench/anchors) on the first 5 scenarios of the 512 map. Both sides print
- * their summed path cost, which must agree.
+ * installed; it times each query the same way, after building its graphs)
+ * and python3 $BENCH_SCRIPTS/astar_networkx.py (default bench/anchors) on
+ * the first 5 scenarios of the 512 map. All print their summed path cost,
+ * which must agree.
  *
  * usage: bench_astar           run everything
  *        bench_astar --gen DIR only write the maps and scenarios into DIR
- * output: "astar 512: ours X q/s, boost Y q/s, ratio Z" per map (ratio =
- * ours / boost; boost = adjacency_list graph), the same for Boost's CSR
- * graph ("astar 512 csr: ... boost-csr ..."), "astar 512 networkx subset:
- * ours X q/s, networkx Y q/s, ratio Z", and the cost sums.
+ * output: "astar 512: ours X q/s, boost Y q/s, ratio Z, target 20" per map
+ * (ours = the fast search; boost = adjacency_list graph), the same for
+ * Boost's CSR graph ("astar 512 csr: ... boost-csr ..., target 12"), the
+ * plain A* lines ("astar 512 plain: ..."), "astar 512 networkx subset:
+ * ours X q/s, networkx Y q/s, ratio Z", the cost sums and the preparation
+ * times (loads and graph builds, not timed).
  */
 #include <errno.h>
 #include <math.h>
@@ -42,7 +49,7 @@
 #define DENSITY 0.25
 #define NSCEN 128
 #define REPS 3
-#define ROUNDS 3     /* alternating rounds of ours and Boost */
+#define ROUNDS 2     /* alternating rounds of ours and Boost */
 #define LANDMARKS 32 /* of the fast search */
 #define NX_SUBSET 5
 
@@ -225,38 +232,57 @@ static int set_load(struct bench_set *b, const char *map_path, const char *scen_
 	return 0;
 }
 
-/* Timings of one of our searches over the first n scenarios. */
+/*
+ * Timings of one of our searches over the first n scenarios: each
+ * query's best time over all runs so far (a run preempted on a shared
+ * machine then costs nothing), summed.
+ */
 struct timing {
-	double qps;       /* best of all runs so far */
+	double *best;     /* per query, seconds */
+	double qps;       /* n / the sum of best */
 	double cost_sum;  /* summed path cost (-1 per failed query) */
 	double expanded;  /* nodes expanded per query */
 	size_t n;         /* queries */
 };
 
-/* One run of all queries; keeps the best speed in *t. */
+static int timing_init(struct timing *t, size_t n)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->best = malloc((n ? n : 1) * sizeof(*t->best));
+	if (!t->best)
+		return -1;
+	for (i = 0; i < n; i++)
+		t->best[i] = INFINITY;
+	return 0;
+}
+
+/* One run of the first `limit` queries; keeps each query's best in *t. */
 static void time_run(struct bench_set *b, int use_jps, size_t limit, struct timing *t)
 {
 	size_t i, n = b->sc.n < limit ? b->sc.n : limit, exp_sum = 0;
-	double t0 = now_s(), sum = 0, secs;
+	double sum = 0, total = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct movingai_scen *p = &b->sc.v[i];
-		double c = -1;
+		double c = -1, t0 = now_s(), secs;
 
 		if (use_jps) {
 			if (jps_search(b->jps, p->sx, p->sy, p->gx, p->gy, &c))
 				c = -1;
-			exp_sum += jps_expanded(b->jps);
 		} else {
 			if (astar_search(b->astar, p->sx, p->sy, p->gx, p->gy, &c))
 				c = -1;
-			exp_sum += astar_expanded(b->astar);
 		}
+		secs = now_s() - t0;
+		exp_sum += use_jps ? jps_expanded(b->jps) : astar_expanded(b->astar);
+		if (secs < t->best[i])
+			t->best[i] = secs;
+		total += t->best[i];
 		sum += c;
 	}
-	secs = now_s() - t0;
-	if (secs > 0 && (double)n / secs > t->qps)
-		t->qps = (double)n / secs;
+	t->qps = total > 0 ? (double)n / total : 0;
 	t->cost_sum = sum;
 	t->n = n;
 	t->expanded = n ? (double)exp_sum / (double)n : 0;
@@ -310,6 +336,9 @@ struct anchor_result {
 	double cost, secs;
 };
 
+/* Graph construction times the Boost anchor reports (seconds, -1 unknown). */
+static double build_adj = -1, build_csr = -1;
+
 /*
  * Runs an anchor command, echoes its other lines with a prefix and parses
  * up to cap result lines into res. Returns the count, 0 when the anchor or
@@ -318,7 +347,8 @@ struct anchor_result {
 static int run_anchor(const char *cmd, const char *tag,
 		      struct anchor_result *res, int cap)
 {
-	char line[512];
+	char line[512], name[32];
+	double secs;
 	FILE *p;
 	int k = 0, st;
 
@@ -328,10 +358,16 @@ static int run_anchor(const char *cmd, const char *tag,
 	while (fgets(line, sizeof(line), p)) {
 		if (k < cap && sscanf(line, "result %31s queries %zu cost %lf seconds %lf",
 				      res[k].name, &res[k].n, &res[k].cost,
-				      &res[k].secs) == 4)
+				      &res[k].secs) == 4) {
 			k++;
-		else
+		} else if (sscanf(line, "build %31s seconds %lf", name, &secs) == 2) {
+			if (!strcmp(name, "adjacency_list"))
+				build_adj = secs;
+			else if (!strcmp(name, "csr"))
+				build_csr = secs;
+		} else {
 			printf("  %s: %s", tag, line);
+		}
 	}
 	st = pclose(p);
 	if (WIFEXITED(st) && (WEXITSTATUS(st) == 3 || WEXITSTATUS(st) == 127))
@@ -400,10 +436,10 @@ static int bench_one(const char *dir, const struct bench_map *bm,
 	char what[96];
 	struct anchor_result res[2];
 	struct bench_set b;
-	struct timing ta = { 0 }, tj = { 0 }, tx;
+	struct timing ta, tj, tx;
 	double best_adj = 0, best_csr = 0, sum_adj = 0, sum_csr = 0;
 	size_t bad;
-	int k = -1, i, round, have_boost;
+	int k = -1, i, round, have_boost, rc = -1;
 
 	snprintf(name, sizeof(name), "/random%d.map", bm->size);
 	if (cat2(map_path, sizeof(map_path), dir, name) ||
@@ -412,6 +448,11 @@ static int bench_one(const char *dir, const struct bench_map *bm,
 		return -1;
 	if (set_load(&b, map_path, scen_path))
 		return -1;
+	if (timing_init(&ta, b.sc.n) || timing_init(&tj, b.sc.n) ||
+	    timing_init(&tx, b.sc.n)) {
+		fprintf(stderr, "bench_astar: out of memory\n");
+		goto out;
+	}
 	bad = check_jps(&b);
 	have_boost = !access(boost, X_OK);
 	snprintf(cmd, sizeof(cmd), "'%s' '%s' '%s' %d", boost, map_path, scen_path, REPS);
@@ -441,8 +482,11 @@ static int bench_one(const char *dir, const struct bench_map *bm,
 		}
 	}
 	printf("astar %d: %zu queries; plain A* expands %.0f nodes per query, jps %.0f "
-	       "jump points (%d landmarks); load A* %.1f ms, jps %.1f ms\n", bm->size,
-	       ta.n, ta.expanded, tj.expanded, LANDMARKS, b.load_astar_ms, b.load_jps_ms);
+	       "jump points (%d landmarks)\n", bm->size, ta.n, ta.expanded, tj.expanded,
+	       LANDMARKS);
+	printf("astar %d: preparation (not timed): A* load %.1f ms, jps load with "
+	       "landmarks %.1f ms, Boost graph build adjacency_list %.1f ms, csr %.1f ms\n",
+	       bm->size, b.load_astar_ms, b.load_jps_ms, 1e3 * build_adj, 1e3 * build_csr);
 	printf("astar %d: jps against plain A*: %zu of %zu queries differ in cost or "
 	       "give an illegal path\n", bm->size, bad, b.sc.n);
 	printf("astar %d: cost sum A* %.6f, jps %.6f (%s)\n", bm->size, ta.cost_sum,
@@ -465,10 +509,35 @@ static int bench_one(const char *dir, const struct bench_map *bm,
 		snprintf(what, sizeof(what), "astar %d plain csr", bm->size);
 		print_line(what, "boost-csr", ta.qps, best_csr, "");
 	}
-	if (bm->size != 512)
+	/* the tables of docs/performance.md (bench/report.sh) */
+	if (have_boost && best_adj > 0 && best_csr > 0) {
+		printf("row: astar | %d x %d | fast search (jps, %d landmarks) | %.0f | %.1f | "
+		       "%.1f | %.2f | %.1f | %.2f\n", bm->size, bm->size, LANDMARKS, tj.expanded,
+		       tj.qps, best_adj, tj.qps / best_adj, best_csr, tj.qps / best_csr);
+		printf("row: astar | %d x %d | plain A* (reference) | %.0f | %.1f | %.1f | %.2f | "
+		       "%.1f | %.2f\n", bm->size, bm->size, ta.expanded, ta.qps, best_adj,
+		       ta.qps / best_adj, best_csr, ta.qps / best_csr);
+		printf("target: A* | %d x %d, fast search vs Boost adjacency_list | %.1f q/s | "
+		       "%.1f q/s | %.2f | >= 20 | %s\n", bm->size, bm->size, tj.qps, best_adj,
+		       tj.qps / best_adj, tj.qps / best_adj >= 20 ? "PASS" : "FAIL");
+		printf("target: A* | %d x %d, fast search vs Boost CSR | %.1f q/s | %.1f q/s | "
+		       "%.2f | >= 12 | %s\n", bm->size, bm->size, tj.qps, best_csr,
+		       tj.qps / best_csr, tj.qps / best_csr >= 12 ? "PASS" : "FAIL");
+	} else {
+		printf("row: astar | %d x %d | fast search (jps, %d landmarks) | %.0f | %.1f | "
+		       "n/a | - | n/a | -\n", bm->size, bm->size, LANDMARKS, tj.expanded, tj.qps);
+		printf("row: astar | %d x %d | plain A* (reference) | %.0f | %.1f | n/a | - | n/a | "
+		       "-\n", bm->size, bm->size, ta.expanded, ta.qps);
+	}
+	printf("row: astar-prep | %d x %d | %.1f ms | %.1f ms | %.1f ms | %.1f ms\n", bm->size,
+	       bm->size, b.load_astar_ms, b.load_jps_ms, 1e3 * build_adj, 1e3 * build_csr);
+	printf("row: astar-check | %d x %d | %zu | %.6f | %.6f | %.6f | %zu\n", bm->size,
+	       bm->size, b.sc.n, ta.cost_sum, tj.cost_sum, sum_adj, bad);
+	if (bm->size != 512) {
+		rc = bad ? -1 : 0;
 		goto out;
+	}
 	/* networkx: pure Python, so only a few scenarios */
-	memset(&tx, 0, sizeof(tx));
 	for (i = 0; i < REPS; i++)
 		time_run(&b, 1, NX_SUBSET, &tx);
 	snprintf(cmd, sizeof(cmd), "python3 '%s/astar_networkx.py' '%s' '%s' %d 2>&1",
@@ -482,9 +551,17 @@ static int bench_one(const char *dir, const struct bench_map *bm,
 		printf("%s: ours %.1f q/s, networkx failed\n", what, tx.qps);
 	else
 		report(what, "networkx", tx.qps, tx.cost_sum, tx.n, &res[0]);
+	if (k > 0 && res[0].secs > 0)
+		printf("row: astar-networkx | 512 x 512, first %d scenarios | %.1f | %.2f | %.0f\n",
+		       NX_SUBSET, tx.qps, (double)res[0].n / res[0].secs,
+		       tx.qps * res[0].secs / (double)res[0].n);
+	rc = bad ? -1 : 0;
 out:
+	free(ta.best);
+	free(tj.best);
+	free(tx.best);
 	set_release(&b);
-	return bad ? -1 : 0;
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -512,8 +589,17 @@ int main(int argc, char **argv)
 	}
 	if (gen_only)
 		return 0;
-	printf("astar: random maps %.0f%% blocked, %d scenarios each, best of %d "
-	       "alternating rounds of %d runs\n", DENSITY * 100, NSCEN, ROUNDS, REPS);
+	printf("astar: random maps %.0f%% blocked, %d scenarios each; each query's best "
+	       "time over %d alternating rounds of %d runs, summed (Boost the same)\n",
+	       DENSITY * 100, NSCEN, ROUNDS, REPS);
+	printf("head: astar | map | search | nodes expanded per query | ours q/s | "
+	       "Boost adjacency_list q/s | ratio | Boost CSR q/s | ratio\n");
+	printf("head: astar-prep | map | plain A* load | fast search load (jump tables, "
+	       "%d landmarks) | Boost adjacency_list build | Boost CSR build\n", LANDMARKS);
+	printf("head: astar-check | map | queries | cost sum, plain A* | cost sum, fast search | "
+	       "cost sum, Boost | fast search vs plain A*: queries that differ in cost or give "
+	       "an illegal path\n");
+	printf("head: astar-networkx | map | ours q/s | networkx q/s | ratio\n");
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		if (bench_one(dir, &maps[i], anchors, scripts))
 			rc = 1;

@@ -166,6 +166,7 @@ int main(int argc, char **argv)
 	size_t n = 4000000, cap, nout = 0, nfix;
 	struct sample *g;
 	struct fixation *out;
+	double ceiling;
 	int jitter;
 
 	if (argc > 1) {
@@ -186,9 +187,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	nfix = make_gaze(g, n, 0);
+	ceiling = stream_rate(g, n);
 	printf("fixation memory ceiling: %.1f Msamples/s (a plain read of each sample's "
-	       "time and direction, %.0f MB, best of %d)\n", stream_rate(g, n),
+	       "time and direction, %.0f MB, best of %d)\n", ceiling,
 	       1e-6 * (double)(n * sizeof(*g)), REPS);
+	printf("head: fixation | timestamps | samples | ours M samples/s | target | ratio | "
+	       "in cache (50,000 samples) | memory ceiling (plain read of time and direction)\n");
 	for (jitter = 0; jitter <= 1; jitter++) {
 		double rate, small, target = jitter ? TARGET_JITTER : TARGET_CONST;
 
@@ -205,6 +209,13 @@ int main(int argc, char **argv)
 		       "found; in cache (50,000 samples) %.1f Msamples/s; best of %d\n",
 		       jitter ? " jittered" : "", n, 1e-6 * (double)(n * sizeof(*g)),
 		       nfix, nout, small, REPS);
+		printf("row: fixation | %s | %zu (%.0f MB) | %.1f | %.0f | %.2f | %.1f | %.1f\n",
+		       jitter ? "jittered +-20 us" : "constant 1 kHz", n,
+		       1e-6 * (double)(n * sizeof(*g)), rate, target, rate / target, small,
+		       ceiling);
+		printf("target: I-VT | %s timestamps, %zu samples | %.1f M samples/s | %.0f M "
+		       "samples/s | %.2f | >= 1 | %s\n", jitter ? "jittered" : "constant rate",
+		       n, rate, target, rate / target, rate >= target ? "PASS" : "FAIL");
 	}
 	free(g);
 	free(out);

@@ -50,8 +50,8 @@ struct jps_ws;
 
 /*
  * Makes a workspace for grids of up to max_w x max_h cells with
- * `landmarks` landmarks (0, 8 or 16; see jps_ws_load): about 53 bytes per
- * cell without landmarks, 85 with. Returns NULL for a size below 1 or
+ * `landmarks` landmarks (0, 8, 16, 24 or 32; see jps_ws_load): about 54
+ * bytes per cell without landmarks, 104 with 8 or 16, 168 with 24 or 32. Returns NULL for a size below 1 or
  * above GRID_MAX_DIM, a landmark count not in that list, or when memory
  * runs out. Free it with jps_ws_free().
  */
