@@ -254,7 +254,7 @@ static int timing_init(struct timing *t, size_t n)
 	if (!t->best)
 		return -1;
 	for (i = 0; i < n; i++)
-		t->best[i] = INFINITY;
+		t->best[i] = HUGE_VAL;
 	return 0;
 }
 

@@ -47,8 +47,8 @@ static void scene(struct obb *b, size_t n, float side)
 		h[0] = (float)(big ? 0.3 + 0.9 * urand() : 0.03 + 0.12 * urand());
 		h[1] = (float)(big ? 0.3 + 0.9 * urand() : 0.03 + 0.12 * urand());
 		h[2] = (float)(big ? 0.4 + 0.5 * urand() : 0.05 + 0.1 * urand());
-		pose_set(&p, 0, 0, sinf(yaw / 2), cosf(yaw / 2), (float)(urand() * side),
-			 (float)(urand() * side), big ? h[2] : (float)(0.9 + urand()));
+		pose_set(&p, 0, 0, sinf(yaw / 2), cosf(yaw / 2), (float)(urand() * (double)side),
+			 (float)(urand() * (double)side), big ? h[2] : (float)(0.9 + urand()));
 		obb_from_local(&p, c, h, &b[i]);
 	}
 }

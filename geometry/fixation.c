@@ -391,9 +391,9 @@ int fixation_detect(const struct fixation_input *in,
 		/* a run from sample a = i - 1: its first pair is (a, i) */
 		a = i - 1;
 		o = (const float *)(const void *)(op + a * os);
-		sx = px;
-		sy = py;
-		sz = pz;
+		sx = (double)px;
+		sy = (double)py;
+		sz = (double)pz;
 		ox = 0.0 + (double)o[0];
 		oy = 0.0 + (double)o[1];
 		oz = 0.0 + (double)o[2];

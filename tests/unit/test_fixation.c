@@ -61,7 +61,7 @@ static struct fixation_input view(const struct gaze *g, size_t n)
 static double angle_deg(const float *a, double yaw, double pitch)
 {
 	double x = tan(yaw), y = tan(pitch), n = sqrt(x * x + y * y + 1);
-	double a0 = a[0], a1 = a[1], a2 = a[2];
+	double a0 = (double)a[0], a1 = (double)a[1], a2 = (double)a[2];
 	double na = sqrt(a0 * a0 + a1 * a1 + a2 * a2);
 	double ex = a0 / na - x / n, ey = a1 / na - y / n;
 	double ez = a2 / na - 1 / n;

@@ -127,13 +127,13 @@ static void dijkstra(const uint8_t *cells, int w, int h, int s, double *dist)
 
 	assert_non_null(done);
 	for (i = 0; i < n; i++)
-		dist[i] = INFINITY;
+		dist[i] = HUGE_VAL;
 	dist[s] = 0;
 	for (;;) {
 		int u = -1, ux, uy, dx, dy;
 
 		for (i = 0; i < n; i++)
-			if (!done[i] && dist[i] < INFINITY && (u < 0 || dist[i] < dist[u]))
+			if (!done[i] && isfinite(dist[i]) && (u < 0 || dist[i] < dist[u]))
 				u = i;
 		if (u < 0)
 			break;
@@ -203,7 +203,7 @@ static void test_random_vs_dijkstra(void **state)
 						int rc = jps_search(ws[li], s % w, s / w, t % w,
 								    t / w, &cost);
 
-						if (dist[t] == INFINITY) {
+						if (isinf(dist[t])) {
 							assert_int_equal(rc, ENG_ENOTFOUND);
 							unreachable++;
 							continue;
@@ -304,7 +304,7 @@ static void test_open_list_compaction(void **state)
 		double cost = -1;
 		int rc = jps_search(ws, 0, 0, t % 48, t / 48, &cost);
 
-		if (dist[t] == INFINITY) {
+		if (isinf(dist[t])) {
 			assert_int_equal(rc, ENG_ENOTFOUND);
 			continue;
 		}
