@@ -88,6 +88,7 @@ struct jps_ws {
 	int w, h;               /* loaded grid size; 0 before the first load */
 	int W;                  /* padded row stride, w + 2 */
 	size_t cap;             /* padded cell capacity */
+	size_t n;               /* padded cells of the loaded grid */
 	uint8_t *pass;          /* padded passability, border 0 */
 	uint8_t *moves;         /* padded legal-move masks, bit d */
 	unsigned char *rec;     /* cap cell records of 1 << shift bytes */
@@ -334,9 +335,9 @@ static int32_t label_components(struct jps_ws *ws, int32_t *queue)
 	size_t i, best_n = 0;
 	int32_t next = 0, best = -1;
 
-	for (i = 0; i < ws->cap; i++)
+	for (i = 0; i < ws->n; i++)
 		ws->comp[i] = -1;
-	for (i = 0; i < ws->cap; i++) {
+	for (i = 0; i < ws->n; i++) {
 		size_t head = 0, tail = 0;
 
 		if (!ws->pass[i] || ws->comp[i] >= 0)
@@ -388,7 +389,7 @@ static uint32_t lm_dijkstra(const struct jps_ws *ws, int32_t src, int ushift,
 	const uint32_t unit = 1u << ushift;
 	const uint32_t diag = (uint32_t)floor(SQRT2 * unit);
 	uint32_t wt[8];
-	size_t len[3] = { 0, 0, 0 }, i, cap = ws->cap;
+	size_t len[3] = { 0, 0, 0 }, i, cap = ws->n;
 	uint32_t k = 0, far = 0;
 	int d;
 
@@ -461,7 +462,7 @@ static void place_landmarks(struct jps_ws *ws, size_t passable)
 	/* every distance below 2^32: at most 1.5 unit per passable cell */
 	while (ushift > 0 && 1.5 * (double)passable * ldexp(1.0, ushift) >= 4294967295.0)
 		ushift--;
-	for (i = 0; i < ws->cap; i++)
+	for (i = 0; i < ws->n; i++)
 		if (ws->comp[i] == ws->lm_comp)
 			break;
 	ws->lm_cell[0] = (int32_t)i;
@@ -474,7 +475,7 @@ static void place_landmarks(struct jps_ws *ws, size_t passable)
 				rshift++;
 			ws->lm_inv = ldexp(1.0, rshift - ushift);
 		}
-		for (i = 0; i < ws->cap; i++) {
+		for (i = 0; i < ws->n; i++) {
 			uint32_t v = dist[i] >> rshift;
 
 			if (v > LM_MAX)
@@ -493,7 +494,7 @@ static void place_landmarks(struct jps_ws *ws, size_t passable)
 			ws->lm_cell[k + 1] = best;
 		/* a full batch of 8 goes into the records in one pass */
 		if (k % 8 == 7)
-			for (i = 0; i < ws->cap; i++)
+			for (i = 0; i < ws->n; i++)
 				if (ws->pass[i])
 					memcpy(lm_at(ws, (int32_t)i) + (k - 7), ws->lm_tmp[i],
 					       sizeof(ws->lm_tmp[i]));
@@ -509,9 +510,10 @@ int jps_ws_load(struct jps_ws *ws, const struct grid *g)
 		return ENG_EINVAL;
 	W = g->w + 2;
 	n = (size_t)W * (size_t)(g->h + 2);
-	memset(ws->pass, 0, ws->cap);
-	memset(ws->moves, 0, ws->cap);
-	memset(ws->rec, 0, ws->cap << ws->shift);
+	memset(ws->pass, 0, n);
+	memset(ws->moves, 0, n);
+	memset(ws->rec, 0, n << ws->shift);
+	ws->n = n;
 	for (y = 0; y < g->h; y++) {
 		const uint8_t *src = g->cells + (size_t)y * (size_t)g->w;
 		uint8_t *dst = ws->pass + (size_t)(y + 1) * (size_t)W + 1;
@@ -614,7 +616,7 @@ static void next_gen(struct jps_ws *ws)
 	ws->seen++;
 	if (ws->seen)
 		return;
-	for (i = 0; i < ws->cap; i++)
+	for (i = 0; i < ws->n; i++)
 		cell_at(ws, (int32_t)i)->u.s.stamp = 0;
 	ws->seen = 1;
 }
