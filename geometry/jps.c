@@ -94,6 +94,7 @@ struct jps_ws {
 	unsigned char *rec;     /* cap cell records of 1 << shift bytes */
 	int shift;              /* 5, or 6 with landmarks */
 	int32_t *comp;          /* component label per padded cell, -1 blocked */
+	uint8_t *scratch;       /* max_w * max_h cells for jps_nearest_reachable */
 	int32_t off[8];         /* index offset of each direction */
 	int nlm;                /* landmarks per cell (0, 8 or 16) */
 	int32_t lm_comp;        /* component the landmarks lie in, -1 none */
@@ -146,13 +147,14 @@ struct jps_ws *jps_ws_new(int max_w, int max_h, int landmarks)
 	ws->moves = calloc(cap, 1);
 	ws->rec = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 	ws->comp = malloc(cap * sizeof(*ws->comp));
+	ws->scratch = malloc((size_t)max_w * (size_t)max_h);
 	ws->heap = malloc(cap * sizeof(*ws->heap));
 	ws->heap_cap = cap;
 	if (landmarks) {
 		ws->lm_tmp = malloc(cap * sizeof(*ws->lm_tmp));
 		ws->lm_min = malloc(cap * sizeof(*ws->lm_min));
 	}
-	if (!ws->pass || !ws->moves || !ws->rec || !ws->comp || !ws->heap ||
+	if (!ws->pass || !ws->moves || !ws->rec || !ws->comp || !ws->scratch || !ws->heap ||
 	    (landmarks && (!ws->lm_tmp || !ws->lm_min))) {
 		jps_ws_free(ws);
 		return NULL;
@@ -169,6 +171,7 @@ void jps_ws_free(struct jps_ws *ws)
 	free(ws->moves);
 	free(ws->rec);
 	free(ws->comp);
+	free(ws->scratch);
 	free(ws->heap);
 	free(ws->lm_tmp);
 	free(ws->lm_min);
@@ -1137,6 +1140,40 @@ int jps_path(const struct jps_ws *ws, int32_t *cells, size_t cap, size_t *n)
 		v = p;
 	}
 	return 0;
+}
+
+int jps_nearest_reachable(struct jps_ws *ws, int sx, int sy, double fx,
+			  double fy, double max_dist, int *cx, int *cy)
+{
+	struct grid reach;
+	int32_t s, c;
+	int x, y, rc;
+
+	ws->found = false;
+	if (!ws->w || !isfinite(fx) || !isfinite(fy))
+		return ENG_EINVAL;
+	rc = check_cell(ws, sx, sy);
+	if (rc)
+		return rc;
+	s = (sy + 1) * ws->W + sx + 1;
+	if (!ws->pass[s])
+		return ENG_ENOTFOUND;
+	/* the start's component, from the labels of the load */
+	c = ws->comp[s];
+	for (y = 0; y < ws->h; y++) {
+		const int32_t *row = ws->comp + (size_t)(y + 1) * (size_t)ws->W + 1;
+		uint8_t *dst = ws->scratch + (size_t)y * (size_t)ws->w;
+
+		for (x = 0; x < ws->w; x++)
+			dst[x] = row[x] == c ? GRID_FREE : GRID_OCCUPIED;
+	}
+	reach.w = ws->w;
+	reach.h = ws->h;
+	reach.x0 = 0;
+	reach.y0 = 0;
+	reach.cell = 1;
+	reach.cells = ws->scratch;
+	return grid_nearest_free(&reach, fx, fy, max_dist, cx, cy);
 }
 
 size_t jps_expanded(const struct jps_ws *ws)

@@ -59,8 +59,8 @@ struct jps_ws;
 
 /*
  * Makes a workspace for grids of up to max_w x max_h cells with
- * `landmarks` landmarks (0, 8, 16, 24 or 32): about 54 bytes per cell
- * without landmarks, 104 with 8 or 16, 168 with 24 or 32. Returns NULL
+ * `landmarks` landmarks (0, 8, 16, 24 or 32): about 55 bytes per cell
+ * without landmarks, 105 with 8 or 16, 169 with 24 or 32. Returns NULL
  * for a size below 1 or above GRID_MAX_DIM, a landmark count not in that
  * list, or when memory runs out. Free it with jps_ws_free().
  */
@@ -102,6 +102,21 @@ int jps_search(struct jps_ws *ws, int sx, int sy, int gx, int gy,
  */
 int jps_path(const struct jps_ws *ws, int32_t *cells, size_t cap,
 	     size_t *n);
+
+/*
+ * The free cell nearest (Euclidean, in cell units) to the point (fx, fy)
+ * (cell units, as grid_world_to_cellf gives) among the cells reachable
+ * from (sx, sy), within max_dist cells of the point: the same answer as
+ * astar_nearest_reachable() on the same grid, with the same tie rule
+ * (grid_nearest_free), but the start's component comes from the labels
+ * jps_ws_load() made, so no flood runs (O(cells) for the copy, then the
+ * ring search). Returns 0 and stores the cell, ENG_ENOTFOUND when none
+ * qualifies or the start is blocked, ENG_ERANGE for a start outside the
+ * grid, ENG_EINVAL when no grid is loaded or the point is not finite. It
+ * overwrites the last path.
+ */
+int jps_nearest_reachable(struct jps_ws *ws, int sx, int sy, double fx,
+			  double fy, double max_dist, int *cx, int *cy);
 
 /* Jump points expanded (closed) by the last query. Can't fail. */
 size_t jps_expanded(const struct jps_ws *ws);

@@ -422,6 +422,57 @@ static void test_path_shape(void **state)
 	jps_ws_free(ws);
 }
 
+/*
+ * Nearest reachable cell: the same answers as plain A*'s flood-based one
+ * on random maps, for points anywhere (inside walls and pockets too).
+ */
+static void test_nearest_reachable(void **state)
+{
+	static uint8_t cells[50 * 37];
+	struct astar_ws *a = astar_ws_new(50, 37);
+	struct jps_ws *j = jps_ws_new(50, 37, 8);
+	struct grid g;
+	int k, q, found = 0, none = 0;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(j);
+	rng_state = 4242;
+	assert_int_equal(grid_init(&g, cells, 50, 37, 0, 0, 1), 0);
+	for (k = 0; k < 4; k++) {
+		int i;
+
+		for (i = 0; i < 50 * 37; i++)
+			cells[i] = (int)(rng() % 100) < 20 + 8 * k ? GRID_OCCUPIED : GRID_FREE;
+		assert_int_equal(astar_ws_load(a, &g), 0);
+		assert_int_equal(jps_ws_load(j, &g), 0);
+		for (q = 0; q < 200; q++) {
+			int s = (int)(rng() % (50 * 37));
+			double fx = (double)(rng() % 5200) / 100.0 - 1.0;
+			double fy = (double)(rng() % 3900) / 100.0 - 1.0;
+			double md = (double)(rng() % 30);
+			int ax = -1, ay = -1, jx = -2, jy = -2;
+			int ra = astar_nearest_reachable(a, s % 50, s / 50, fx, fy, md, &ax, &ay);
+			int rj = jps_nearest_reachable(j, s % 50, s / 50, fx, fy, md, &jx, &jy);
+
+			assert_int_equal(rj, ra);
+			if (ra) {
+				none++;
+				continue;
+			}
+			assert_int_equal(jx, ax);
+			assert_int_equal(jy, ay);
+			found++;
+		}
+	}
+	assert_true(found > 300);
+	assert_true(none > 50);
+	assert_int_equal(jps_nearest_reachable(j, -1, 0, 1, 1, 5, &k, &q), ENG_ERANGE);
+	assert_int_equal(jps_nearest_reachable(j, 0, 0, NAN, 1, 5, &k, &q), ENG_EINVAL);
+	astar_ws_free(a);
+	jps_ws_free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_open_list_compaction),
 		cmocka_unit_test(test_edge_cases),
 		cmocka_unit_test(test_path_shape),
+		cmocka_unit_test(test_nearest_reachable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
