@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * 8-wide BVH over oriented boxes: binned-SAH build, refit, and single-ray
- * traversal with SSE2 node and leaf tests (a scalar path elsewhere).
+ * traversal with SSE2, AVX2 or AVX-512 node and leaf tests chosen at run
+ * time (a scalar path off x86).
  */
 #include "bvh.h"
 

@@ -2,9 +2,12 @@
 /*
  * Ray caster over a set of oriented boxes: an 8-wide bounding volume
  * hierarchy (binned SAH over the boxes' world AABBs) whose leaves hold up
- * to four boxes stored SoA and tested exactly with the ray_obb slab test.
+ * to eight boxes stored SoA and tested exactly with the ray_obb slab test.
  * Answers are identical to a brute-force loop over ray_obb: the nearest
- * entry distance, ties broken by the lowest box index.
+ * entry distance, bit for bit, ties broken by the lowest box index. The
+ * query kernels (SSE2, AVX2, AVX-512) are chosen at run time from what
+ * the CPU reports and all give the same answers; the build needs no
+ * -march flag.
  */
 #ifndef BVH_H
 #define BVH_H
