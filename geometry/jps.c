@@ -221,7 +221,8 @@ static inline void straight_entry(struct jps_ws *ws, int32_t c, int d)
 		return;
 	}
 	cn = cell_at(ws, n);
-	stop = forced_side(ws, n, d, 0) || forced_side(ws, n, d, 1);
+	/* n's forced sides on arrival by d (cell_masks; its predecessor c is free) */
+	stop = cn->forced >> (2 * d) & 3;
 	cc->jump[d] = chain(cn->jump[d], stop);
 	if (stop || (cn->hj >> d & 1))
 		cc->hj |= (uint8_t)(1u << d);
