@@ -8,7 +8,7 @@ CC       ?= cc
 OPT      ?= -O2 -g
 CFLAGS_WARN = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wold-style-definition -Wwrite-strings -Wformat=2 \
-	-Wvla -Wcast-qual -Wpointer-arith -Wundef -fno-common \
+	-Wvla -Wcast-qual -Wpointer-arith -Wundef -Wdouble-promotion -fno-common \
 	-Wno-unused-parameter
 ifeq ($(DEVELOPER),1)
 CFLAGS_WARN += -Werror
@@ -24,18 +24,19 @@ CPPFLAGS += -D_GNU_SOURCE
 I_geometry  = -Igeometry
 I_base      = $(I_geometry) -Iengine/base
 I_recording = $(I_base) -Iengine/recording
-I_tools     = $(I_recording) -Itools
+I_tools     = $(I_recording) -Itools -I$(BUILD)/gen
 I_task      = $(I_tools) -Iengine/task
 I_llm       = $(I_base) -Iengine/llm
 I_brain     = $(I_task) -Iengine/llm -Iengine/brain
-I_agent     = $(I_brain) -Iengine/agent
+I_agent     = $(I_brain) -Iengine/store -Iengine/agent
 I_store     = $(I_base) -Iengine/store
 I_synth     = $(I_recording) -Iengine/synth
 I_out       = $(I_recording) -Iengine/store -Iengine/out
 I_all       = $(I_agent) -Iengine/store -Iengine/synth -Iengine/out -Iengine/cmd
 ROOMS       = base recording task llm brain agent store synth out cmd
 CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
-LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp
+LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd \
+	-lavformat -lavcodec -lswscale -lavutil -lturbojpeg -lzstd -llz4 -lm -fopenmp
 
 BUILD    ?= build
 VERSION  := 0.2.0
@@ -49,7 +50,9 @@ TOOLS_SRC  := $(wildcard tools/*.c)
 ENGINE_SRC := $(filter-out engine/cmd/main.c,$(wildcard $(ROOMS:%=engine/%/*.c)))
 EMBED_IN   := $(sort $(wildcard schemas/*.json schemas/*/*.json prompts/*.txt prompts/*/*.txt web/*.html web/*.css web/*.js))
 LIB_SRC    := $(GEOM_SRC) $(TOOLS_SRC) $(ENGINE_SRC)
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o $(BUILD)/gen/version.o
+TOOL_SCHEMAS := $(sort $(filter-out schemas/tools/submit_qa.json,$(wildcard schemas/tools/*.json)))
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/embedded.o $(BUILD)/gen/version.o \
+	$(BUILD)/gen/tools_gen.o
 MAIN_OBJ   := $(BUILD)/engine/cmd/main.o
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -58,7 +61,7 @@ STUB_BIN   := $(if $(STUB_SRC),$(BUILD)/tests/llm_stub)
 BENCH_SRC  := $(wildcard bench/*.c)
 BENCH_BIN  := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check bench demo clean lint fuzz print-inc
+.PHONY: all deps test check bench demo clean lint fuzz print-inc print-libs install man
 all: deps $(BUILD)/proxima proxima
 
 deps:
@@ -82,6 +85,17 @@ $(BUILD)/embed: scripts/embed.c
 $(BUILD)/gen/embedded.c: $(BUILD)/embed $(EMBED_IN) Makefile
 	@mkdir -p $(dir $@)
 	$(BUILD)/embed $@ $(EMBED_IN)
+
+# The tool table, from the tool schemas (scripts/gen_tools.sh).
+$(BUILD)/gen/tools_gen.h $(BUILD)/gen/tools_gen.c: scripts/gen_tools.sh $(TOOL_SCHEMAS)
+	@mkdir -p $(BUILD)/gen
+	sh scripts/gen_tools.sh $(BUILD)/gen/tools_gen $(TOOL_SCHEMAS)
+
+$(BUILD)/gen/tools_gen.o: $(BUILD)/gen/tools_gen.c
+	$(CC) $(CPPFLAGS) $(I_tools) $(CFLAGS) -c -o $@ $<
+
+# Every object may include registry.h, which includes the generated header.
+$(LIB_SRC:%.c=$(BUILD)/%.o) $(MAIN_OBJ): | $(BUILD)/gen/tools_gen.h
 
 # Rewritten only when the version text changes, so a rebuild stays minimal.
 $(BUILD)/gen/version.c: FORCE
@@ -130,7 +144,7 @@ test: deps $(BUILD)/proxima $(TEST_BIN) $(STUB_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 check:
-	@$(MAKE) --no-print-directory BUILD=build-check OPT="-O1 -g $(SANFLAGS)" \
+	@$(MAKE) --no-print-directory BUILD=build-check OPT="-O1 -g $(SANFLAGS) -DENG_DEBUG" \
 		LDFLAGS="$(SANFLAGS)" test
 
 bench: deps $(BUILD)/proxima $(BENCH_BIN) $(STUB_BIN)
@@ -151,9 +165,28 @@ lint:
 fuzz:
 	@sh tests/fuzz/run.sh
 
-# The include flags of every room, for scripts that compile outside make.
+# The man page, from the commands' --help texts.
+man: $(BUILD)/proxima.1
+$(BUILD)/proxima.1: $(BUILD)/proxima scripts/man.sh
+	sh scripts/man.sh $(BUILD)/proxima $(FULL_VERSION) >$@.tmp && mv $@.tmp $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the binary, its man page
+# and the review page's files.
+PREFIX ?= /usr/local
+install: all $(BUILD)/proxima.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/proxima/web
+	install -m 0755 $(BUILD)/proxima $(DESTDIR)$(PREFIX)/bin/proxima
+	install -m 0644 $(BUILD)/proxima.1 $(DESTDIR)$(PREFIX)/share/man/man1/proxima.1
+	install -m 0644 $(wildcard web/*.html web/*.css web/*.js) $(DESTDIR)$(PREFIX)/share/proxima/web/
+
+# The include flags of every room, and the libraries, for scripts that
+# compile outside make (tests/fuzz/run.sh, tests/cli/test_fuzz.sh).
 print-inc:
 	@echo $(I_all)
+
+print-libs:
+	@echo $(LDLIBS)
 
 clean:
 	rm -rf build build-check build-fuzz proxima

@@ -667,7 +667,7 @@ int astar_legs(const struct grid *g, const int32_t *cells, size_t n,
 			grid_cell_to_world(g, ax, ay, &l->x0, &l->y0);
 			grid_cell_to_world(g, bx, by, &l->x1, &l->y1);
 			hd = atan2((double)(by - ay), (double)(bx - ax));
-			l->length_m = (float)(hypot(bx - ax, by - ay) * g->cell);
+			l->length_m = (float)(hypot(bx - ax, by - ay) * (double)g->cell);
 			l->heading = (float)hd;
 			yaw = bev_wrap_deg((float)((hd - prev) * POSE_RAD2DEG));
 			l->yaw_deg = (float)yaw;

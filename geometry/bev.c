@@ -33,11 +33,11 @@ float bev_wrap_deg(float deg)
 
 int bev_yaw_to(float heading, const vec3 from, const vec3 to, float *yaw_deg)
 {
-	double dx = (double)to[0] - from[0], dy = (double)to[1] - from[1];
+	double dx = (double)to[0] - (double)from[0], dy = (double)to[1] - (double)from[1];
 
 	if (fabs(dx) < 1e-6 && fabs(dy) < 1e-6)
 		return ENG_ERANGE;
-	*yaw_deg = bev_wrap_deg((float)((atan2(dy, dx) - heading) * RAD2DEG));
+	*yaw_deg = bev_wrap_deg((float)((atan2(dy, dx) - (double)heading) * RAD2DEG));
 	return 0;
 }
 
@@ -46,8 +46,8 @@ void bev_local(float heading, const vec3 d, vec3 out)
 	double c = cos(heading), s = sin(heading);
 	float x = d[0], y = d[1], z = d[2];
 
-	out[0] = (float)(c * x + s * y);
-	out[1] = (float)(-s * x + c * y);
+	out[0] = (float)(c * (double)x + s * (double)y);
+	out[1] = (float)(-s * (double)x + c * (double)y);
 	out[2] = z;
 }
 
@@ -61,7 +61,7 @@ enum bev_dir bev_dir_from_yaw(float yaw_deg)
 
 float bev_dir_margin(float yaw_deg)
 {
-	double y = bev_wrap_deg(yaw_deg) + 22.5;
+	double y = (double)bev_wrap_deg(yaw_deg) + 22.5;
 	double r = fmod(y, 45.0);
 
 	if (r < 0)

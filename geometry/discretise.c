@@ -33,7 +33,7 @@ float disc_distance(const struct disc_params *p, float m)
 {
 	double v = fabs((double)m);
 
-	if (v > p->dist_coarse_from_m)
+	if (v > (double)p->dist_coarse_from_m)
 		return round_to(v, p->dist_coarse_step_m);
 	return round_to(v, p->dist_step_m);
 }

@@ -106,7 +106,7 @@ int grid_shape(const float lo[2], const float hi[2], float cell, int *w,
 	for (k = 0; k < 2; k++) {
 		if (!isfinite(lo[k]) || !isfinite(hi[k]) || hi[k] < lo[k])
 			return ENG_EINVAL;
-		n[k] = ceil(((double)hi[k] - lo[k]) / cell);
+		n[k] = ceil(((double)hi[k] - (double)lo[k]) / (double)cell);
 		if (n[k] < 1)
 			n[k] = 1;
 		if (n[k] > GRID_MAX_DIM)
@@ -245,21 +245,21 @@ static int raster_box(struct grid *g, const struct obb *b, double infl)
 	}
 	n = hull2(p, 8, hv);
 	/* cells whose centre may lie within infl of the footprint */
-	x_lo = clampi(floor((xmin - infl - g->x0) / g->cell - 0.5), 0, g->w - 1);
-	x_hi = clampi(ceil((xmax + infl - g->x0) / g->cell - 0.5), -1, g->w - 1);
-	y_lo = clampi(floor((ymin - infl - g->y0) / g->cell - 0.5), 0, g->h - 1);
-	y_hi = clampi(ceil((ymax + infl - g->y0) / g->cell - 0.5), -1, g->h - 1);
+	x_lo = clampi(floor((xmin - infl - (double)g->x0) / (double)g->cell - 0.5), 0, g->w - 1);
+	x_hi = clampi(ceil((xmax + infl - (double)g->x0) / (double)g->cell - 0.5), -1, g->w - 1);
+	y_lo = clampi(floor((ymin - infl - (double)g->y0) / (double)g->cell - 0.5), 0, g->h - 1);
+	y_hi = clampi(ceil((ymax + infl - (double)g->y0) / (double)g->cell - 0.5), -1, g->h - 1);
 	for (cy = y_lo; cy <= y_hi; cy++) {
 		uint8_t *row = g->cells + (size_t)cy * (size_t)g->w;
 		struct pt2 q;
 
-		q.y = g->y0 + (cy + 0.5) * (double)g->cell;
+		q.y = (double)g->y0 + (cy + 0.5) * (double)g->cell;
 		for (cx = x_lo; cx <= x_hi; cx++) {
 			double d2;
 
 			if (row[cx] == GRID_OCCUPIED)
 				continue;
-			q.x = g->x0 + (cx + 0.5) * (double)g->cell;
+			q.x = (double)g->x0 + (cx + 0.5) * (double)g->cell;
 			d2 = poly_dist2(q, hv, n);
 			if (d2 <= 0)
 				row[cx] = GRID_OCCUPIED;
@@ -274,8 +274,8 @@ int grid_rasterize(struct grid *g, const struct obb *boxes, size_t n,
 		   const struct grid_params *p, float floor_z, size_t skip,
 		   const uint8_t *skip_mask)
 {
-	double band_lo = (double)floor_z + p->band_lo_m;
-	double band_hi = (double)floor_z + p->band_hi_m;
+	double band_lo = (double)floor_z + (double)p->band_lo_m;
+	double band_hi = (double)floor_z + (double)p->band_hi_m;
 	size_t i;
 	int rc;
 
@@ -291,7 +291,7 @@ int grid_rasterize(struct grid *g, const struct obb *boxes, size_t n,
 		obb_aabb(&boxes[i], lo, hi);
 		if (!isfinite(lo[2]) || !isfinite(hi[2]))
 			return ENG_EINVAL;
-		if (hi[2] <= band_lo || lo[2] >= band_hi)
+		if ((double)hi[2] <= band_lo || (double)lo[2] >= band_hi)
 			continue;
 		rc = raster_box(g, &boxes[i], p->inflate_m);
 		if (rc)
@@ -331,8 +331,8 @@ bool grid_is_free(const struct grid *g, int cx, int cy)
 int grid_world_to_cell(const struct grid *g, float x, float y, int *cx,
 		       int *cy)
 {
-	double fx = ((double)x - g->x0) / g->cell;
-	double fy = ((double)y - g->y0) / g->cell;
+	double fx = ((double)x - (double)g->x0) / (double)g->cell;
+	double fy = ((double)y - (double)g->y0) / (double)g->cell;
 
 	if (!isfinite(fx) || !isfinite(fy))
 		return ENG_ERANGE;
@@ -348,15 +348,15 @@ int grid_world_to_cell(const struct grid *g, float x, float y, int *cx,
 void grid_world_to_cellf(const struct grid *g, float x, float y,
 			 double *fx, double *fy)
 {
-	*fx = ((double)x - g->x0) / g->cell - 0.5;
-	*fy = ((double)y - g->y0) / g->cell - 0.5;
+	*fx = ((double)x - (double)g->x0) / (double)g->cell - 0.5;
+	*fy = ((double)y - (double)g->y0) / (double)g->cell - 0.5;
 }
 
 void grid_cell_to_world(const struct grid *g, int cx, int cy, float *x,
 			float *y)
 {
-	*x = (float)(g->x0 + (cx + 0.5) * (double)g->cell);
-	*y = (float)(g->y0 + (cy + 0.5) * (double)g->cell);
+	*x = (float)((double)g->x0 + (cx + 0.5) * (double)g->cell);
+	*y = (float)((double)g->y0 + (cy + 0.5) * (double)g->cell);
 }
 
 /* Keeps (x, y) when it is free and beats the best so far. */

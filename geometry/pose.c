@@ -103,7 +103,7 @@ void pose_inv(const struct pose *p, struct pose *out)
 void pose_interp(const struct pose *a, const struct pose *b, float alpha,
 		 struct pose *out)
 {
-	double t = alpha < 0.0f ? 0.0 : alpha > 1.0f ? 1.0 : alpha;
+	double t = alpha < 0.0f ? 0.0 : alpha > 1.0f ? 1.0 : (double)alpha;
 	double qa[4], qb[4], d = 0, wa, wb, n = 0;
 	int i;
 
@@ -127,7 +127,7 @@ void pose_interp(const struct pose *a, const struct pose *b, float alpha,
 		wb = sin(t * th) / s;
 	}
 	for (i = 0; i < 3; i++)
-		out->t[i] = (float)((1.0 - t) * a->t[i] + t * b->t[i]);
+		out->t[i] = (float)((1.0 - t) * (double)a->t[i] + t * (double)b->t[i]);
 	for (i = 0; i < 4; i++) {
 		qa[i] = wa * qa[i] + wb * qb[i];
 		n += qa[i] * qa[i];

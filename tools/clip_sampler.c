@@ -33,6 +33,7 @@
 #include "clips.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@
 #define RETRY_NS NS_PER_S             /* a failed path check blocks its target this long */
 #define LOOKBACK_END_NS NS_PER_S      /* head turn: visible until T - 1 s at the latest */
 #define NAV_MIN_M 1.5f                /* navigation target distance */
+#define FOV_MARGIN_DEG 5.0f           /* head turn: the target this far outside the view */
 #define FIX_MIN_NS 300000000LL        /* gaze target: fixation length */
 #define FIX_LEAD_NS 300000000LL       /* T = t_F - 0.3 s */
 #define GAZE_TOL_NS 100000000LL       /* gaze sample at T */
@@ -179,6 +181,27 @@ static bool sector_clear(const struct disc_params *dp, float yaw, float margin)
 
 /* ======================= Head turn and navigation ======================= */
 
+/* Walls, floors and ceilings (longer than 2.5 m, thinner than 0.15 m): no question target. */
+static bool structural_box(const struct recording *rec, size_t i)
+{
+	const float *h = rec->objects[i].half;
+	float lo = fminf(h[0], fminf(h[1], h[2])), hi = fmaxf(h[0], fmaxf(h[1], h[2]));
+
+	return 2 * hi > 2.5f && 2 * lo < 0.15f;
+}
+
+/* Half the horizontal field of view of the camera, degrees. */
+static float half_fov_deg(const struct rec_camera *c)
+{
+	double l, r;
+
+	if (c->model == REC_CAM_FISHEYE || c->fx <= 0)
+		return c->fov_deg > 0 ? c->fov_deg / 2 : 45.0f;
+	l = atan((double)c->cx / (double)c->fx);
+	r = atan(((double)c->width - (double)c->cx) / (double)c->fx);
+	return (float)((l < r ? l : r) * POSE_RAD2DEG);
+}
+
 struct enum_ctx {
 	struct tool_ctx *ctx;
 	const struct recording *rec;
@@ -188,6 +211,29 @@ struct enum_ctx {
 	enum metric metric;
 	int64_t window_ns;
 };
+
+/*
+ * The 10 Hz timeline can miss a glimpse between its frames: the premise is
+ * checked again at every trajectory sample of (T - 1 s, T]. Returns 0 when
+ * the target is unseen throughout, 1 when it is seen, or a scene error.
+ */
+static int unseen_last_second(struct enum_ctx *e, const struct clip_cand *c)
+{
+	const struct recording *rec = e->rec;
+	struct visibility_view v;
+	size_t i = time_floor_index(rec->traj, rec->ntraj, sizeof(*rec->traj),
+				    c->T - LOOKBACK_END_NS);
+	int rc;
+
+	for (i = i == SIZE_MAX ? 0 : i + 1; i < rec->ntraj && rec->traj[i].t_ns <= c->T; i++) {
+		rc = visibility_view_at(e->scene, rec, rec->traj[i].t_ns, VISIBILITY_MAX_RANGE_M, &v);
+		if (rc)
+			return rc;
+		if (visibility_test(e->scene, &v, (size_t)c->target, false, NULL) == VIS_VISIBLE)
+			return 1;
+	}
+	return 0;
+}
 
 /*
  * The facts of a head-turn candidate; *ok false when T has no heading or
@@ -203,12 +249,22 @@ static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric,
 	*ok = false;
 	if (!camera_at(e->rec, c->T, &cam, &heading))
 		return 0;
+	rc = unseen_last_second(e, c);
+	if (rc)
+		return rc > 0 ? 0 : rc;
 	rc = visibility_view_at(e->scene, e->rec, c->T, VISIBILITY_MAX_RANGE_M, &v);
 	if (rc)
 		return rc;
 	c->reason = (int)visibility_test(e->scene, &v, (size_t)c->target, false, NULL);
 	relate(c, &cam, heading, scene_box(e->scene, (size_t)c->target)->c);
 	if (!isfinite(c->yaw_deg))
+		return 0;
+	/*
+	 * A head turn is asked only where turning helps: the target lies
+	 * outside the horizontal field of view (by a margin). In front but
+	 * occluded or out of range, no turn of the head shows it.
+	 */
+	if (metric && fabsf(c->yaw_deg) < half_fov_deg(&e->rec->camera) + FOV_MARGIN_DEG)
 		return 0;
 	if (metric && e->metric == METRIC_APPROX && disc_turn_ambiguous(e->dp, c->yaw_deg))
 		return 0;
@@ -279,15 +335,20 @@ static int enum_lost_from_view(struct enum_ctx *e, bool navigate)
 	for (o = 0; o < tl->nobjects; o++) {
 		int64_t next_ok = INT64_MIN; /* thinning: earliest T allowed for this target */
 		long lv = -1;               /* last visible frame <= k - back */
+		long last = -1;             /* last visible frame <= k */
 
+		if (structural_box(e->rec, o))
+			continue; /* walls and floors: nobody turns to see them */
 		for (k = 0; k < tl->nframes; k++) {
 			struct clip_cand c;
 			bool ok, expensive = false;
 
 			if (k >= back && visibility_timeline_visible(tl, o, k - back))
 				lv = (long)(k - back);
-			if (k < kmin || lv < 0 || (size_t)lv + wf < k ||
-			    visibility_timeline_visible(tl, o, k))
+			if (visibility_timeline_visible(tl, o, k))
+				last = (long)k;
+			/* seen in [T - W, T - 1 s], unseen over the whole of (T - 1 s, T] */
+			if (k < kmin || lv < 0 || (size_t)lv + wf < k || last != lv)
 				continue;
 			cand_init(&c);
 			c.T = visibility_timeline_time(tl, k);
@@ -393,6 +454,47 @@ out:
 
 /* ======================= Next interaction ======================= */
 
+static const char *const grasp_verbs[] = { "pick up", "pick", "take", "grab", "lift",
+					    "get", NULL };
+static const char *const place_verbs[] = { "put down", "put back", "put away", "put", "place",
+					    "set down", "set", "hang", "drop", "return", NULL };
+
+/* Whether verb starts with one of the verbs of list (as a whole word). */
+static bool verb_is(const char *verb, const char *const *list)
+{
+	size_t n;
+	int i;
+
+	for (i = 0; verb && list[i]; i++) {
+		n = strlen(list[i]);
+		if (!strncasecmp(verb, list[i], n) && (verb[n] == '\0' || verb[n] == ' '))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether object obj is in a hand at t: the last action on it that began
+ * before t grasps it (and none since puts it down).
+ */
+static bool held_at(const struct recording *rec, size_t obj, int64_t t)
+{
+	bool held = false;
+	size_t i;
+
+	for (i = 0; i < rec->nactions && rec->actions[i].start_ns < t; i++) {
+		const struct rec_action *a = &rec->actions[i];
+
+		if (a->object != (long)obj || !a->verb)
+			continue;
+		if (verb_is(a->verb, grasp_verbs))
+			held = true;
+		else if (verb_is(a->verb, place_verbs))
+			held = false;
+	}
+	return held;
+}
+
 static int enum_next_interaction(struct enum_ctx *e)
 {
 	struct interactions_args a = { INT64_MIN / 2, INT64_MAX / 2, -1, INTERACTIONS_MOVE_M,
@@ -414,30 +516,46 @@ static int enum_next_interaction(struct enum_ctx *e)
 		next_ok[i] = INT64_MIN;
 	for (i = 0; i < res.n; i++) {
 		const struct interaction *ev = &res.v[i];
+		const struct rec_action *act;
 		struct pose cam;
 		float heading;
 		struct obb b;
 		struct clip_cand c;
+		bool held;
 
+		/* the verb is the action's label: a motion no action names has none */
+		if (ev->action < 0 || structural_box(e->rec, (size_t)ev->obj))
+			continue;
+		act = &e->rec->actions[ev->action];
+		if (!act->verb || !*act->verb)
+			continue;
 		cand_init(&c);
-		c.event_t = ev->t_ns;
+		/* the interaction begins with its action or its motion, whichever is first */
+		c.event_t = act->start_ns < ev->t_ns ? act->start_ns : ev->t_ns;
 		c.target = ev->obj;
 		c.kind = (int)ev->kind;
-		if (ev->has_motion) {
-			if (!ev->onset_seen && ev->action < 0)
-				continue; /* the motion began before the first sample */
+		if (ev->has_motion)
 			c.move_m = (float)tool__round(hypot(hypot(ev->displacement[0],
 								  ev->displacement[1]),
 							    ev->displacement[2]), 3);
-		}
 		c.action = ev->action;
 		c.key = (int)c.target;
 		c.T = c.event_t - INTERACT_LEAD_NS;
 		if (c.T - e->window_ns < t0 || c.T < next_ok[c.target])
 			continue;
+		/*
+		 * An object in hand at T is not picked up again: what comes next
+		 * is where it is put, so its place is the object at the end of a
+		 * placing action; any other action on a held object is no question.
+		 */
+		held = held_at(e->rec, (size_t)c.target, c.T);
+		c.place = verb_is(act->verb, place_verbs);
+		if (held != c.place)
+			continue;
+		c.loc_t = c.place ? act->end_ns : c.event_t;
 		if (!camera_at(e->rec, c.T, &cam, &heading))
 			continue;
-		recording_object_box_at(e->rec, (size_t)c.target, c.event_t, &b);
+		recording_object_box_at(e->rec, (size_t)c.target, c.loc_t, &b);
 		relate(&c, &cam, heading, b.c);
 		if (e->metric != METRIC_NONE && !sector_clear(e->dp, c.yaw_deg, c.margin_deg))
 			continue;
@@ -455,6 +573,21 @@ out:
 }
 
 /* ======================= Chains ======================= */
+
+/* True when the k actions from first share one goal (the goal the question states). */
+static bool one_goal(const struct recording *rec, size_t first, int k)
+{
+	const char *g = rec->actions[first].goal;
+	int i;
+
+	if (!g || !*g)
+		return false;
+	for (i = 1; i < k; i++)
+		if (!rec->actions[first + (size_t)i].goal ||
+		    strcmp(rec->actions[first + (size_t)i].goal, g))
+			return false;
+	return true;
+}
 
 static int enum_chain_k(struct enum_ctx *e, int k)
 {
@@ -474,7 +607,7 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 
 		cand_init(&c);
 		c.T = w->T;
-		if (w->first_future <= w->first_obs)
+		if (w->first_future <= w->first_obs || !one_goal(e->rec, w->first_future, k))
 			continue;
 		if (c.T - e->window_ns < t0 || c.T < next_ok)
 			continue;
@@ -493,6 +626,38 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 	return rc;
 }
 
+/*
+ * One chain per clip time: of the windows that share a T (K = 3, 4 and 5
+ * over the same actions, their truths prefixes of each other), keep one K,
+ * chosen by a hash of T so that K is spread evenly and stable.
+ */
+static int cmp_t_k(const void *pa, const void *pb)
+{
+	const struct clip_cand *a = pa, *b = pb;
+
+	if (a->T != b->T)
+		return a->T < b->T ? -1 : 1;
+	return (a->k > b->k) - (a->k < b->k);
+}
+
+static void one_chain_per_time(struct clip_list *l)
+{
+	size_t i = 0, j, out = 0;
+
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_t_k);
+	while (i < l->n) {
+		size_t n;
+
+		for (j = i; j < l->n && l->v[j].T == l->v[i].T; j++)
+			;
+		n = j - i;
+		l->v[out++] = l->v[i + (size_t)(rng_mix64((uint64_t)l->v[i].T) % n)];
+		i = j;
+	}
+	l->n = out;
+}
+
 /* ======================= The cache ======================= */
 
 static int enumerate(struct enum_ctx *e, enum subtask sub, int k)
@@ -508,6 +673,8 @@ static int enumerate(struct enum_ctx *e, enum subtask sub, int k)
 		for (kk = CLIPS_K_MIN; kk <= CLIPS_K_MAX && !rc; kk++)
 			if (!k || k == kk)
 				rc = enum_chain_k(e, kk);
+		if (!rc && !k)
+			one_chain_per_time(e->l);
 		break;
 	default: break;
 	}
@@ -575,10 +742,160 @@ static int get_list(struct tool_ctx *ctx, enum subtask sub, enum metric metric,
 
 
 /* The candidates passing the filters, shuffled by the seed (cached per list). */
-static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, int64_t t1)
+/*
+ * Stratified order. A plain shuffle hands a group the key values of the
+ * recording as they come: one turn class, one verb or one sector can hold
+ * most of the keys, and a solver that never sees the video picks that value.
+ * The first STRAT_HEAD positions are therefore chosen greedily: each next
+ * candidate is the one (among the next STRAT_POOL of the shuffle) whose
+ * key-field classes have been picked least so far, ties to the earlier in
+ * the shuffle. Up to STRAT_FIELDS fields per sub-task, each hashed into
+ * STRAT_BUCKETS classes. The rest keeps the shuffle's order.
+ */
+#define STRAT_HEAD 512
+#define STRAT_POOL 8192
+#define STRAT_FIELDS 4
+#define STRAT_BUCKETS 64
+
+static unsigned str_class(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h % STRAT_BUCKETS;
+}
+
+static unsigned dir_class(float yaw)
+{
+	return isfinite(yaw) ? (unsigned)bev_dir_from_yaw(yaw) : BEV_NDIR;
+}
+
+/* 15-degree turn bins, -180..180 */
+static unsigned yaw_class(float yaw)
+{
+	if (!isfinite(yaw))
+		return 24;
+	return (unsigned)fmin(23.0, floor(((double)yaw + 180.0) / 15.0));
+}
+
+/* distance bins a factor 1.5 apart from 0.25 m */
+static unsigned dist_class(float m)
+{
+	if (!isfinite(m) || m <= 0.25f)
+		return 0;
+	return (unsigned)fmin(12.0, 1.0 + floor(log((double)m / 0.25) / log(1.5)));
+}
+
+static const char *object_name(const struct recording *rec, long i)
+{
+	if (i < 0 || (size_t)i >= rec->nobjects)
+		return "";
+	return rec->objects[i].name ? rec->objects[i].name : rec->objects[i].id;
+}
+
+/* The classes of candidate c in each stratification field, in cls; the field count. */
+static int strat_classes(const struct recording *rec, const struct clip_list *l,
+			 const struct clip_cand *c, unsigned *cls)
+{
+	const struct rec_action *a;
+
+	switch (l->sub) {
+	case SUBTASK_HEAD_TURN:
+		cls[0] = yaw_class(c->yaw_deg);
+		cls[1] = dir_class(c->yaw_deg);
+		cls[2] = str_class(object_name(rec, c->target));
+		return 3;
+	case SUBTASK_GAZE_TARGET:
+		cls[0] = str_class(object_name(rec, c->target));
+		cls[1] = dir_class(c->yaw_deg);
+		cls[2] = yaw_class(c->yaw_deg);
+		return 3;
+	case SUBTASK_NAVIGATE:
+		cls[0] = dir_class(c->leg_yaw[0]);
+		cls[1] = dist_class(c->path_m);
+		cls[2] = (unsigned)c->nlegs * BEV_NDIR + dir_class(c->leg_yaw[1]) % BEV_NDIR;
+		cls[3] = str_class(object_name(rec, c->target));
+		return 4;
+	case SUBTASK_NEXT_INTERACTION:
+		a = c->action >= 0 && (size_t)c->action < rec->nactions ? &rec->actions[c->action]
+									  : NULL;
+		cls[0] = str_class(a ? a->verb : NULL);
+		cls[1] = dir_class(c->yaw_deg);
+		cls[2] = c->dz_m < -0.3f ? 0 : c->dz_m > 0.3f ? 2 : 1;
+		cls[3] = str_class(object_name(rec, c->target));
+		return 4;
+	case SUBTASK_CHAIN:
+		cls[0] = (unsigned)c->k;
+		cls[1] = str_class(c->first_future < rec->nactions ? rec->actions[c->first_future].goal
+								   : NULL);
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+static int stratify(const struct recording *rec, struct clip_list *l)
+{
+	unsigned (*cnt)[STRAT_BUCKETS] = NULL, (*cls)[STRAT_FIELDS] = NULL;
+	size_t pool = l->norder < STRAT_POOL ? l->norder : STRAT_POOL, p, i, best;
+	int nf = 0, f;
+
+	if (l->norder < 3)
+		return 0;
+	cnt = calloc(STRAT_FIELDS, sizeof(*cnt));
+	cls = calloc(pool, sizeof(*cls));
+	if (!cnt || !cls) {
+		free(cnt);
+		free(cls);
+		return ENG_ENOMEM;
+	}
+	for (i = 0; i < pool; i++) {
+		nf = strat_classes(rec, l, &l->v[l->order[i]], cls[i]);
+		for (f = 0; f < nf; f++)
+			cls[i][f] %= STRAT_BUCKETS;
+	}
+	for (p = 0; p < STRAT_HEAD && p + 1 < pool; p++) {
+		unsigned long bc = ULONG_MAX;
+
+		best = p;
+		for (i = p; i < pool; i++) {
+			unsigned long cost = 0;
+
+			for (f = 0; f < nf; f++)
+				cost += cnt[f][cls[i][f]];
+			if (cost < bc) {
+				bc = cost;
+				best = i;
+				if (!cost)
+					break;
+			}
+		}
+		/* move best to p, keeping the shuffle's order of the others */
+		if (best != p) {
+			size_t o = l->order[best];
+			unsigned c[STRAT_FIELDS];
+
+			memcpy(c, cls[best], sizeof(c));
+			memmove(&l->order[p + 1], &l->order[p], (best - p) * sizeof(*l->order));
+			memmove(&cls[p + 1], &cls[p], (best - p) * sizeof(*cls));
+			l->order[p] = o;
+			memcpy(cls[p], c, sizeof(c));
+		}
+		for (f = 0; f < nf; f++)
+			cnt[f][cls[p][f]]++;
+	}
+	free(cnt);
+	free(cls);
+	return 0;
+}
+
+static int order(const struct recording *rec, struct clip_list *l, uint64_t seed, long target,
+		 int64_t t0, int64_t t1)
 {
 	uint64_t st;
 	size_t i, n = 0;
+	int rc;
 
 	if (l->have_order && l->seed == seed && l->target == target && l->t0 == t0 &&
 	    l->t1 == t1)
@@ -603,6 +920,13 @@ static int order(struct clip_list *l, uint64_t seed, long target, int64_t t0, in
 		l->order[j] = tmp;
 	}
 	l->norder = n;
+	l->have_order = false;
+	/* one target asked for: its candidates as they come */
+	if (target < 0) {
+		rc = stratify(rec, l);
+		if (rc)
+			return rc;
+	}
 	l->have_order = true;
 	l->seed = seed;
 	l->target = target;
@@ -674,6 +998,8 @@ static int add_why(cJSON *why, const struct recording *rec, const struct clip_li
 		    !(c->action >= 0 ? cJSON_AddNumberToObject(why, "action_index", (double)c->action)
 				     : cJSON_AddNullToObject(why, "action_index")) ||
 		    !tool__add_num(why, "motion_m", c->move_m, 3) ||
+		    !cJSON_AddBoolToObject(why, "place", c->place) ||
+		    !tool__add_time(why, "location_t_ns", c->loc_t) ||
 		    !tool__add_num(why, "distance_m", c->distance_m, 3) ||
 		    !tool__add_vec3(why, "local_m", c->local, 3) ||
 		    !tool__add_num(why, "dz_m", c->dz_m, 3) ||
@@ -792,7 +1118,7 @@ int clips_sample(struct tool_ctx *ctx, const struct clips_args *a, struct clips_
 				    a->t1);
 	rc = get_list(ctx, a->subtask, a->metric, window_ns, a->k, &l);
 	if (!rc)
-		rc = order(l, a->seed, a->target, a->t0, a->t1);
+		rc = order(rec, l, a->seed, a->target, a->t0, a->t1);
 	if (rc)
 		return rc;
 	if (l->norder && a->index >= l->norder)
@@ -876,4 +1202,75 @@ int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	if (rc)
 		return rc;
 	return clips_write(ctx, &r, frames, result);
+}
+
+void clips_explain(struct tool_ctx *ctx, enum subtask st, enum metric m, double window_s,
+		   char *out, size_t size)
+{
+	const struct recording *rec = tool_ctx_rec(ctx);
+	double span = rec ? (double)(recording_t1(rec) - recording_t0(rec)) / 1e9 : 0;
+	const char *after = m == METRIC_NONE ? "" : " (after the ambiguity margins)";
+	size_t i, n = 0;
+
+	if (!size)
+		return;
+	if (!rec) {
+		snprintf(out, size, "no recording");
+		return;
+	}
+	if (span < window_s) {
+		snprintf(out, size, "recording spans %.2f s; clips need %.0f s", span, window_s);
+		return;
+	}
+	switch (st) {
+	case SUBTASK_HEAD_TURN:
+	case SUBTASK_NAVIGATE:
+		if (!rec->nobjects) {
+			snprintf(out, size, "the recording has no objects");
+			return;
+		}
+		snprintf(out, size, "no object leaves the view within %.0f s of being seen%s%s",
+			 window_s, st == SUBTASK_NAVIGATE ? " at 1.5 m or more and reachable" : "",
+			 after);
+		return;
+	case SUBTASK_GAZE_TARGET: {
+		const struct gaze_fixations *fx;
+
+		if (!rec->ngaze) {
+			snprintf(out, size, "the recording has no gaze stream");
+			return;
+		}
+		if (!gaze_fixations_get(ctx, &fx))
+			for (i = 0; i < fx->n; i++)
+				n += fx->v[i].object >= 0 && fx->v[i].fx.duration_ns >= FIX_MIN_NS;
+		if (!n)
+			snprintf(out, size, "no fixation of 300 ms or more lands on an object (%zu gaze samples)",
+				 rec->ngaze);
+		else
+			snprintf(out, size, "%zu fixations land on objects, none with a clear clip before it%s",
+				 n, after);
+		return;
+	}
+	case SUBTASK_NEXT_INTERACTION:
+		for (i = 0; i < rec->nobjects; i++)
+			n += rec->objects[i].motion == REC_DYNAMIC && rec->objects[i].pose_count > 1;
+		for (i = 0; i < rec->nactions; i++)
+			n += rec->actions[i].object >= 0;
+		if (!n)
+			snprintf(out, size, "no object moves and no action names an object");
+		else
+			snprintf(out, size, "no interaction has %.0f s of recording before it%s", window_s,
+				 after);
+		return;
+	case SUBTASK_CHAIN:
+		if (rec->nactions < CLIPS_K_MIN + 1)
+			snprintf(out, size, "the recording has %zu actions; chains need %d or more",
+				 rec->nactions, CLIPS_K_MIN + 1);
+		else
+			snprintf(out, size, "no window has an observed action and %d to %d actions after it",
+				 CLIPS_K_MIN, CLIPS_K_MAX);
+		return;
+	default:
+		snprintf(out, size, "unknown sub-task");
+	}
 }

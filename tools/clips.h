@@ -60,6 +60,9 @@ struct clip_cand {
 	int kind;          /* enum interaction_kind */
 	long action;       /* action index, -1 */
 	float move_m;      /* motion distance, NAN without a motion */
+	bool place;        /* the action puts a held object down */
+	int64_t loc_t;     /* when the object is where the question asks: the
+			      interaction's start, or a placing action's end */
 	/* chain */
 	int k;
 	size_t first_obs, nobs, first_future;
@@ -111,6 +114,15 @@ int clips_write(struct tool_ctx *ctx, const struct clips_result *r, int frames, 
  */
 int clips_cand_json(struct tool_ctx *ctx, const struct clips_result *r,
 		    const struct clip_cand *c, size_t rank, int frames, cJSON **out);
+
+/*
+ * Why (subtask, metric) has no candidate in the context's recording, as a
+ * sentence in out ("recording spans 0.17 s; clips need 8 s", "no gaze
+ * stream", ...), for a run to report instead of storing nothing silently.
+ * Can't fail (out is always terminated).
+ */
+void clips_explain(struct tool_ctx *ctx, enum subtask st, enum metric m, double window_s,
+		   char *out, size_t size);
 
 /* The name of the event of candidate c ("last_seen", "fixation", ...). */
 const char *clips_event_name(enum subtask st, const struct clip_cand *c);

@@ -13,33 +13,13 @@
 #include "err.h"
 
 /*
- * One row per tool. The schema of each is schemas/tools/<name>.json; its
- * top-level "description" is what the brain reads about the tool.
+ * The table is generated from schemas/tools/ (scripts/gen_tools.sh): one
+ * row per schema, NAME bound to tool_NAME(). The schema of each is
+ * schemas/tools/<name>.json; its top-level "description" is what the
+ * brain reads about the tool, its "title" the one-line summary.
  */
-static const struct tool_def tools[] = {
-	{ "describe_recording", tool_describe_recording,
-	  "time span, streams, objects (paged) and goals of the recording" },
-	{ "spatial_relation", tool_spatial_relation,
-	  "distance, BEV yaw, 8-way direction, vertical class from the camera to a point or object" },
-	{ "find_interactions", tool_find_interactions,
-	  "object motions and object-naming actions in a time window" },
-	{ "extract_keysteps", tool_extract_keysteps,
-	  "actions with locations in a window, and keystep-dense windows for chains" },
-	{ "build_chain", tool_build_chain,
-	  "direction letters between consecutive action locations, for every valid order" },
-	{ "sample_clips", tool_sample_clips,
-	  "seeded candidate clips (T, window, target, why) that satisfy a sub-task's clip rule" },
-	{ "visible_objects", tool_visible_objects,
-	  "objects in view at t with distance, BEV yaw and 8-way direction" },
-	{ "cast_gaze", tool_cast_gaze,
-	  "object hit by each gaze ray over a time range, and the fixations with their objects" },
-	{ "build_occupancy", tool_build_occupancy,
-	  "occupancy grid at t (target excluded): summary, camera and target cells, RLE or PGM" },
-	{ "plan_path", tool_plan_path,
-	  "8-connected A* from the camera to the nearest free cell by a target, with 8-way legs" },
-};
+#define NTOOLS TOOLS_GEN_COUNT
 
-#define NTOOLS ARRAY_SIZE(tools)
 
 /* ======================= Schemas ======================= */
 
@@ -87,7 +67,7 @@ static void load_all(void)
 
 	for (i = 0; i < NTOOLS; i++) {
 		err_clear();
-		loaded[i].rc = load_one(&tools[i], &loaded[i]);
+		loaded[i].rc = load_one(&tool__table[i], &loaded[i]);
 		if (loaded[i].rc)
 			snprintf(loaded[i].err, sizeof(loaded[i].err), "%s",
 				 err_msg()[0] ? err_msg() : eng_strerror(loaded[i].rc));
@@ -101,7 +81,7 @@ size_t tool_count(void)
 
 const struct tool_def *tool_at(size_t i)
 {
-	return i < NTOOLS ? &tools[i] : NULL;
+	return i < NTOOLS ? &tool__table[i] : NULL;
 }
 
 const struct tool_def *tool_find(const char *name)
@@ -111,14 +91,14 @@ const struct tool_def *tool_find(const char *name)
 	if (!name)
 		return NULL;
 	for (i = 0; i < NTOOLS; i++)
-		if (!strcmp(tools[i].name, name))
-			return &tools[i];
+		if (!strcmp(tool__table[i].name, name))
+			return &tool__table[i];
 	return NULL;
 }
 
 int tool_schema(const struct tool_def *t, const struct schema **out)
 {
-	size_t i = (size_t)(t - tools);
+	size_t i = (size_t)(t - tool__table);
 
 	if (i >= NTOOLS)
 		return err_set(ENG_EINVAL, "not a registered tool");
@@ -127,6 +107,17 @@ int tool_schema(const struct tool_def *t, const struct schema **out)
 		return err_set(loaded[i].rc, "%s", loaded[i].err);
 	*out = loaded[i].schema;
 	return 0;
+}
+
+const char *tool_summary(const struct tool_def *t)
+{
+	const struct schema *s;
+	const cJSON *d;
+
+	if (tool_schema(t, &s))
+		return "";
+	d = cJSON_GetObjectItemCaseSensitive(schema_doc(s), "title");
+	return cJSON_IsString(d) ? d->valuestring : "";
 }
 
 const char *tool_description(const struct tool_def *t)
@@ -147,7 +138,7 @@ int tool_registry_check(void)
 	int rc;
 
 	for (i = 0; i < NTOOLS; i++) {
-		const char *n = tools[i].name;
+		const char *n = tool__table[i].name;
 
 		if (!n[0] || strlen(n) > 64)
 			return err_set(ENG_EINVAL, "tool name '%s' is not 1 to 64 characters", n);
@@ -156,9 +147,9 @@ int tool_registry_check(void)
 			    n[j] != '_')
 				return err_set(ENG_EINVAL, "tool name '%s' is not [a-z0-9_]", n);
 		for (j = 0; j < i; j++)
-			if (!strcmp(tools[j].name, n))
+			if (!strcmp(tool__table[j].name, n))
 				return err_set(ENG_EINVAL, "tool '%s' is registered twice", n);
-		rc = tool_schema(&tools[i], &s);
+		rc = tool_schema(&tool__table[i], &s);
 		if (rc)
 			return rc;
 	}
@@ -177,7 +168,7 @@ int tool_openai_tools(cJSON **out)
 		const struct schema *s;
 		cJSON *item, *fn, *params;
 
-		rc = tool_schema(&tools[i], &s);
+		rc = tool_schema(&tool__table[i], &s);
 		if (rc)
 			goto out;
 		item = cJSON_CreateObject();
@@ -195,10 +186,11 @@ int tool_openai_tools(cJSON **out)
 			goto out;
 		}
 		cJSON_AddItemToObject(item, "function", fn);
-		/* the description travels once, next to the name */
+		/* the description travels once, next to the name; the title is ours */
 		cJSON_DeleteItemFromObjectCaseSensitive(params, "description");
-		if (!cJSON_AddStringToObject(fn, "name", tools[i].name) ||
-		    !cJSON_AddStringToObject(fn, "description", tool_description(&tools[i]))) {
+		cJSON_DeleteItemFromObjectCaseSensitive(params, "title");
+		if (!cJSON_AddStringToObject(fn, "name", tool__table[i].name) ||
+		    !cJSON_AddStringToObject(fn, "description", tool_description(&tool__table[i]))) {
 			cJSON_Delete(params);
 			rc = ENG_ENOMEM;
 			goto out;
@@ -278,6 +270,7 @@ void tool_ctx_set_flags(struct tool_ctx *ctx, unsigned flags)
 
 void *tool_ctx_slot(const struct tool_ctx *ctx, enum tool_slot slot)
 {
+	ENG_ASSERT((unsigned)slot < TOOL_SLOT_COUNT);
 	if ((unsigned)slot >= TOOL_SLOT_COUNT)
 		return NULL;
 	return ctx->slots[slot].data;
@@ -350,7 +343,7 @@ static int unknown_tool(const char *name, cJSON **result)
 	}
 	cJSON_AddItemToObject(r, "valid_tools", names);
 	for (i = 0; i < NTOOLS; i++) {
-		cJSON *s = cJSON_CreateString(tools[i].name);
+		cJSON *s = cJSON_CreateString(tool__table[i].name);
 
 		if (!s) {
 			cJSON_Delete(r);

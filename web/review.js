@@ -8,7 +8,7 @@
 'use strict';
 
 (function () {
-	const STATUSES = ['pending', 'approved', 'edited', 'rejected', 'superseded', 'dropped'];
+	const STATUSES = ['pending', 'approved', 'edited', 'rejected', 'conflict', 'superseded', 'dropped'];
 	const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 	const PAGE = 100;
 	const SVGNS = 'http://www.w3.org/2000/svg';
@@ -161,14 +161,22 @@
 		for (k in map)
 			if ($(map[k]).value)
 				p.set(k, $(map[k]).value);
+		/* "mine": the items this reviewer has (or has not) reviewed yet */
+		if ($('f-mine').value === 'todo' && state.reviewer)
+			p.set('not_reviewer', state.reviewer);
+		else if ($('f-mine').value === 'done' && state.reviewer)
+			p.set('reviewer', state.reviewer);
 		return p;
 	}
 
 	/* ======================= Queue ======================= */
 
 	function fillSelect(sel, values, labels) {
-		const keep = sel.value;
+		const keep = sel.value, key = JSON.stringify([values, labels || null]);
 
+		if (sel.dataset.filled === key)
+			return; /* the same choices: leave the element alone (no relayout) */
+		sel.dataset.filled = key;
 		while (sel.options.length > 1)
 			sel.remove(1);
 		values.forEach(function (v) {
@@ -176,6 +184,7 @@
 
 			o.value = v;
 			o.textContent = labels && labels[v] !== undefined ? labels[v] : v;
+			o.title = v; /* the whole value, when the select cuts it */
 			sel.appendChild(o);
 		});
 		sel.value = values.indexOf(keep) >= 0 ? keep : '';
@@ -214,13 +223,17 @@
 		let g;
 
 		clear(box);
+		box.dataset.total = String((data.counts && data.counts.total) || 0);
 		append(box, el('div', null, data.total + ' in this filter'));
+		const conflicts = (data.counts && data.counts.by_status && data.counts.by_status.conflict) || 0;
+
 		table.appendChild(el('tr', null, el('td', null, 'group'), el('td', 'n', 'pend'),
-			el('td', 'n', 'done'), el('td', 'n', 'all')));
+			conflicts ? el('td', 'n', 'confl') : null, el('td', 'n', 'done'), el('td', 'n', 'all')));
 		for (g in groups) {
 			const c = groups[g];
 
 			table.appendChild(el('tr', null, el('td', null, g), el('td', 'n', String(c.pending || 0)),
+				conflicts ? el('td', 'n', String(c.conflict || 0)) : null,
 				el('td', 'n', String((c.approved || 0) + (c.edited || 0) + (c.rejected || 0))),
 				el('td', 'n', String(c.total || 0))));
 		}
@@ -249,19 +262,25 @@
 		$('page-next').disabled = state.offset + state.queue.length >= state.total;
 	}
 
-	async function loadQueue() {
+	function fetchQueue() {
 		const q = filterQuery();
-		let data;
 
 		q.set('offset', String(state.offset));
 		q.set('limit', String(PAGE));
-		data = await api('/api/queue?' + q.toString());
+		return api('/api/queue?' + q.toString());
+	}
+
+	function showQueue(data) {
 		state.queue = Array.isArray(data.items) ? data.items : [];
 		state.total = data.total || 0;
 		renderFilters(data);
 		renderCounts(data);
 		renderQueue();
 		return data;
+	}
+
+	async function loadQueue() {
+		return showQueue(await fetchQueue());
 	}
 
 	function markCurrent() {
@@ -414,9 +433,64 @@
 		}
 		function X(x) { return ML + (x - x0) * scale; }
 		function Y(y) { return MT + (y1 - y) * scale; }
-		/* a label right of a marker at (x, y), or left of it near the right edge */
-		function label(x, y, text, cls) {
-			return x > W - 140 ? svgText(x - 18, y, text, cls, 'end') : svgText(x, y, text, cls);
+
+		/*
+		 * Labels are placed last, so that none covers another or a marker:
+		 * markers register their boxes as they are drawn (mark), labels
+		 * queue their anchor (label), and placeLabels() tries positions
+		 * around each anchor (right, left, above, below, the diagonals,
+		 * then farther out) and takes the first free one inside the plot,
+		 * else the one that overlaps least.
+		 */
+		const taken = [], pending = [];
+
+		function mark(x, y, r) {
+			taken.push({ x0: x - r, y0: y - r, x1: x + r, y1: y + r });
+		}
+		/* a drawn line is taken too, every 6 px, so no label sits on it */
+		function markLine(ax, ay, bx, by) {
+			const n = Math.min(200, Math.ceil(Math.hypot(bx - ax, by - ay) / 6));
+			let k;
+
+			for (k = 0; k <= n; k++)
+				mark(ax + (bx - ax) * k / Math.max(n, 1), ay + (by - ay) * k / Math.max(n, 1), 3);
+		}
+		function label(x, y, text, cls, gap) {
+			pending.push({ x: x, y: y, text: String(text), cls: cls || 'bev-label', gap: gap || 9 });
+		}
+		function overlap(a, b) {
+			const w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0), h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+
+			return w > 0 && h > 0 ? w * h : 0;
+		}
+		function placeLabels() {
+			pending.forEach(function (l) {
+				const w = l.text.length * (l.cls === 'bev-label' ? 6.2 : 6.6) + 4, h = 13;
+				const dirs = [[1, 0], [-1, 0], [0, -1], [0, 1], [1, -1], [-1, -1], [1, 1], [-1, 1]];
+				let best = null, bestCost = Infinity, k, ring;
+
+				for (ring = 1; ring <= 3 && bestCost > 0; ring++) {
+					for (k = 0; k < dirs.length && bestCost > 0; k++) {
+						const g = l.gap * ring, dx = dirs[k][0], dy = dirs[k][1];
+						/* the box: left of the anchor for dx < 0, centred for dx = 0 */
+						const bx0 = dx > 0 ? l.x + g : dx < 0 ? l.x - g - w : l.x - w / 2;
+						const by0 = dy < 0 ? l.y - g - h : dy > 0 ? l.y + g : l.y - h / 2;
+						const b = { x0: bx0, y0: by0, x1: bx0 + w, y1: by0 + h };
+						let cost = 0;
+
+						if (b.x0 < ML || b.x1 > W - MR || b.y0 < MT || b.y1 > H - MB)
+							cost += 1e6;
+						taken.forEach(function (t) { cost += overlap(b, t); });
+						cost += ring * 0.01 + k * 0.001; /* prefer near, and the order above */
+						if (cost < bestCost) {
+							bestCost = cost;
+							best = b;
+						}
+					}
+				}
+				taken.push(best);
+				plot.appendChild(svgText(best.x0 + 2, best.y1 - 3, l.text, l.cls));
+			});
 		}
 
 		const root = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'bird\'s-eye view' });
@@ -494,6 +568,7 @@
 			s.visible.forEach(function (o) {
 				plot.appendChild(svgTitle(svg('circle', { cx: X(o.position[0]), cy: Y(o.position[1]), r: 3,
 					'class': 'bev-visible' }), (o.name || o.id || 'object') + ' (visible at T)'));
+				mark(X(o.position[0]), Y(o.position[1]), 4);
 			});
 			shown.push('grey: objects visible at T');
 		}
@@ -501,6 +576,8 @@
 			plot.appendChild(svg('polyline', { points: s.path.map(function (p) {
 				return X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1);
 			}).join(' '), 'class': 'bev-path' }));
+			for (i = 0; i + 1 < s.path.length; i++)
+				markLine(X(s.path[i][0]), Y(s.path[i][1]), X(s.path[i + 1][0]), Y(s.path[i + 1][1]));
 		}
 		if (s.legs && s.legs.length) {
 			s.legs.forEach(function (l, k) {
@@ -510,13 +587,12 @@
 				plot.appendChild(svgTitle(line, 'leg ' + (k + 1) + ': ' + (l.direction || '') +
 					(typeof l.length_m === 'number' ? ', ' + l.length_m.toFixed(2) + ' m' : '')));
 				{
-					/* the label sits 12 px to the left of the leg, at its middle */
+					/* the label is anchored at the leg's middle; the leg's ends are taken */
 					const ax = X(l.start[0]), ay = Y(l.start[1]), bx = X(l.end[0]), by = Y(l.end[1]);
-					const d = Math.hypot(bx - ax, by - ay) || 1;
 
-					plot.appendChild(label((ax + bx) / 2 + (ay - by) / d * 12,
-						(ay + by) / 2 + (bx - ax) / d * 12 + 4,
-						(k + 1) + (l.direction ? ' ' + l.direction : ''), 'bev-leg-label'));
+					markLine(ax, ay, bx, by);
+					label((ax + bx) / 2, (ay + by) / 2, (k + 1) + (l.direction ? ' ' + l.direction : ''),
+						'bev-leg-label', 6);
 				}
 			});
 			shown.push('green: path legs');
@@ -524,8 +600,9 @@
 		if (s.goal) {
 			plot.appendChild(svgTitle(svg('circle', { cx: X(s.goal[0]), cy: Y(s.goal[1]), r: 6, 'class': 'bev-goal' }),
 				'goal cell' + (s.goalName ? ' by ' + s.goalName : '')));
+			mark(X(s.goal[0]), Y(s.goal[1]), 7);
 			if (s.goalName)
-				plot.appendChild(label(X(s.goal[0]) + 8, Y(s.goal[1]) + 4, s.goalName));
+				label(X(s.goal[0]), Y(s.goal[1]), s.goalName);
 		}
 		if (s.gaze) {
 			const o = s.gaze.origin, d = s.gaze.dir;
@@ -534,6 +611,7 @@
 			plot.appendChild(svgTitle(svg('line', { x1: X(o[0]), y1: Y(o[1]),
 				x2: X(o[0] + d[0] / len * reach), y2: Y(o[1] + d[1] / len * reach), 'class': 'bev-gaze' }),
 				'gaze ray'));
+			markLine(X(o[0]), Y(o[1]), X(o[0] + d[0] / len * reach), Y(o[1] + d[1] / len * reach));
 			shown.push('purple: gaze ray');
 		}
 		if (s.chain && s.chain.length) {
@@ -554,9 +632,9 @@
 				plot.appendChild(svg('line', { x1: ax + (bx - ax) / d * r, y1: ay + (by - ay) / d * r,
 					x2: bx - (bx - ax) / d * r, y2: by - (by - ay) / d * r,
 					'class': 'bev-chain-edge', 'marker-end': 'url(#bev-chain-arrow)' }));
+				markLine(ax, ay, bx, by);
 				if (letters[i] !== undefined && letters[i] !== null)
-					plot.appendChild(svgText((X(a[0]) + X(b[0])) / 2 + 5, (Y(a[1]) + Y(b[1])) / 2 - 5,
-						String(letters[i]), 'bev-chain-letter'));
+					label((ax + bx) / 2, (ay + by) / 2, String(letters[i]), 'bev-chain-letter', 4);
 			}
 			seq.forEach(function (a, k) {
 				const gnode = svg('g', {});
@@ -564,6 +642,7 @@
 
 				/* the node shows the candidate's number in the question when it is one */
 				gnode.appendChild(svg('circle', { cx: X(a.location[0]), cy: Y(a.location[1]), r: 8, 'class': 'bev-chain-node' }));
+				mark(X(a.location[0]), Y(a.location[1]), 9);
 				gnode.appendChild(svgText(X(a.location[0]), Y(a.location[1]) + 3.5, cand >= 0 ? cand + 1 : '?',
 					'bev-chain-num', 'middle'));
 				svgTitle(gnode, 'step ' + (k + 1) + (cand >= 0 ? ', candidate ' + (cand + 1) : '') + ': ' +
@@ -575,7 +654,8 @@
 		if (s.ref) {
 			plot.appendChild(svgTitle(svg('rect', { x: X(s.ref.p[0]) - 5, y: Y(s.ref.p[1]) - 5, width: 10, height: 10,
 				'class': 'bev-ref' }), 'reference: ' + s.ref.name));
-			plot.appendChild(label(X(s.ref.p[0]) + 8, Y(s.ref.p[1]) + 4, s.ref.name));
+			mark(X(s.ref.p[0]), Y(s.ref.p[1]), 6);
+			label(X(s.ref.p[0]), Y(s.ref.p[1]), s.ref.name);
 			shown.push('orange: reference object');
 		}
 		if (s.target) {
@@ -584,7 +664,8 @@
 			plot.appendChild(svgTitle(svg('path', { d: 'M ' + tx + ' ' + (ty - 8) + ' L ' + (tx + 7) + ' ' + ty +
 				' L ' + tx + ' ' + (ty + 8) + ' L ' + (tx - 7) + ' ' + ty + ' z', 'class': 'bev-target' }),
 				'target: ' + s.target.name));
-			plot.appendChild(label(tx + 9, ty + 4, s.target.name));
+			mark(tx, ty, 8);
+			label(tx, ty, s.target.name);
 			shown.push('red: target');
 		}
 		if (s.cam) {
@@ -598,8 +679,15 @@
 			}
 			plot.appendChild(svgTitle(svg('circle', { cx: cx, cy: cy, r: 6, 'class': 'bev-cam' }),
 				'camera at T' + (s.cam.heading !== null ? ', heading ' + s.cam.heading.toFixed(1) + '°' : '')));
+			mark(cx, cy, 7);
+			if (s.cam.heading !== null) {
+				const h = s.cam.heading * Math.PI / 180;
+
+				markLine(cx, cy, cx + Math.cos(h) * 36, cy - Math.sin(h) * 36);
+			}
 			shown.unshift('blue: camera at T and its heading');
 		}
+		placeLabels();
 		box.appendChild(root);
 		legend.textContent = shown.join(' · ');
 	}
@@ -697,6 +785,57 @@
 		else
 			$('key-info').textContent = keyText(item) + (state.picked >= 0 ? ' · your answer: ' + LETTERS[state.picked] +
 				(state.picked === item.answer_index ? ' (agrees)' : ' (differs)') : '');
+	}
+
+	/* Each reviewer's verdict, the adjudication, and what a conflict waits for. */
+	function renderVerdicts(item) {
+		const box = $('verdicts'), note = $('conflict-note');
+		const v = Array.isArray(item.verdicts) ? item.verdicts : [];
+
+		clear(box);
+		note.hidden = true;
+		if (item.blind) {
+			box.textContent = '';
+			return;
+		}
+		if (!v.length && !isObj(item.adjudication)) {
+			box.textContent = 'no verdict yet';
+			return;
+		}
+		append(box, 'verdicts: ');
+		v.forEach(function (r, k) {
+			if (k)
+				append(box, ' · ');
+			append(box, (r.reviewer || '?') + ' ');
+			append(box, el('span', 'v-' + (r.decision || ''), r.decision || '?'));
+		});
+		if (isObj(item.adjudication)) {
+			append(box, (v.length ? ' · ' : '') + 'adjudicated by ' + (item.adjudication.reviewer || '?') + ': ');
+			append(box, el('span', 'v-' + (item.adjudication.decision || ''), item.adjudication.decision || '?'));
+		}
+		if (item.status === 'conflict') {
+			note.textContent = 'The reviewers disagree. It stays out of exports until someone settles it: ' +
+				'proxima review adjudicate ' + item.id + ' --decision approve|reject|edit';
+			note.hidden = false;
+		}
+	}
+
+	/* The frames the model saw, when the item carries them ({url, t_ns} each). */
+	function renderFrames(item) {
+		const strip = $('frames-strip'), frames = Array.isArray(item.frame_images) ? item.frame_images : [];
+
+		clear(strip);
+		$('frames').hidden = !frames.length;
+		frames.forEach(function (f) {
+			const img = document.createElement('img');
+
+			if (!isObj(f) || typeof f.url !== 'string')
+				return;
+			img.src = f.url;
+			img.alt = 'frame at ' + secs(f.t_ns) + ' s';
+			img.title = img.alt;
+			strip.appendChild(img);
+		});
 	}
 
 	function isChainLike(item) {
@@ -822,7 +961,9 @@
 			(item.target ? ' · target ' + item.target : '');
 		renderClip(item);
 		drawBev(item);
+		renderFrames(item);
 		renderQuestion(item);
+		renderVerdicts(item);
 		renderQc(item);
 		renderReviews(item);
 		renderTrace(item);
@@ -833,21 +974,30 @@
 	}
 
 	/* Shows item id; `fresh` starts its review clock and resets blind state. */
-	async function openItem(id, fresh) {
+	function fetchItem(id, fresh) {
 		const q = filterQuery();
+
+		if (state.blind && !(state.revealed && !fresh))
+			q.set('blind', '1');
+		return api('/api/qa/' + encodeURIComponent(id) + '?' + q.toString());
+	}
+
+	async function openItem(id, fresh) {
 		let item;
 
-		if (fresh) {
-			state.revealed = false;
-			state.picked = -1;
-		}
-		if (state.blind && !state.revealed)
-			q.set('blind', '1');
 		try {
-			item = await api('/api/qa/' + encodeURIComponent(id) + '?' + q.toString());
+			item = await fetchItem(id, fresh);
 		} catch (e) {
 			toast(e.message, true);
 			return;
+		}
+		showItem(item, id, fresh);
+	}
+
+	function showItem(item, id, fresh) {
+		if (fresh) {
+			state.revealed = false;
+			state.picked = -1;
 		}
 		if (fresh || state.id !== id)
 			state.shownAt = Date.now();
@@ -911,21 +1061,32 @@
 		return api('/api/qa/' + encodeURIComponent(state.id) + '/' + action, body);
 	}
 
+	/*
+	 * After a decision: the queue and the item to show next are fetched
+	 * at once and shown together (one round trip and one repaint, not two).
+	 */
 	async function refreshAfterWrite(advance) {
-		const next = state.item && state.item.next;
+		const next = advance && state.item && state.item.next ? state.item.next : null;
+		const id = next || state.id;
+		const queue = fetchQueue().catch(function (e) { toast(e.message, true); return null; });
+		const item = id ? fetchItem(id, !!next).catch(function (e) { return e; }) : null;
+		const got = await Promise.all([queue, item]);
 
-		try {
-			await loadQueue();
-		} catch (e) {
-			toast(e.message, true);
-		}
-		if (advance && next)
-			await openItem(next, true);
-		else if (state.id)
-			await openItem(state.id, false);
+		if (got[0])
+			showQueue(got[0]);
+		if (got[1] instanceof Error)
+			toast(got[1].message, true);
+		else if (got[1])
+			showItem(got[1], id, !!next);
+	}
+
+	function setBusy(on) {
+		state.busy = on;
+		document.body.dataset.busy = on ? '1' : '0';
 	}
 
 	async function act(name) {
+		const t0 = performance.now();
 		let res, text;
 
 		if (!state.item || state.busy)
@@ -934,7 +1095,7 @@
 			toast('Blind mode: answer first (1–8 / A–H), or press b', true);
 			return;
 		}
-		state.busy = true;
+		setBusy(true);
 		try {
 			if (name === 'approve') {
 				res = await post('approve', {});
@@ -960,11 +1121,14 @@
 			if (res) {
 				toast(name + ' saved' + (res.status ? ' · status ' + res.status : ''));
 				await refreshAfterWrite(name === 'approve' || name === 'reject' || name === 'edit');
+				/* the time from the key to the next item on screen (read by the browser test) */
+				if (name === 'approve')
+					performance.measure('proxima:approve-to-next', { start: t0, end: performance.now() });
 			}
 		} catch (e) {
 			toast(e.message, true);
 		} finally {
-			state.busy = false;
+			setBusy(false);
 		}
 	}
 
@@ -979,7 +1143,7 @@
 			toast('This item has no single key: press v to reveal it', true);
 			return;
 		}
-		state.busy = true;
+		setBusy(true);
 		try {
 			await post('answer', { answer_index: k });
 			state.picked = k;
@@ -989,7 +1153,7 @@
 		} catch (e) {
 			toast(e.message, true);
 		} finally {
-			state.busy = false;
+			setBusy(false);
 		}
 	}
 
@@ -1077,9 +1241,10 @@
 			const c = groups[g];
 
 			grows.push([g, c.total || 0, c.pending || 0, c.approved || 0, c.edited || 0, c.rejected || 0,
-				fmt(c.acceptance, 2)]);
+				c.conflict || 0, fmt(c.acceptance, 2)]);
 		}
-		body.appendChild(table(['group', 'total', 'pending', 'approved', 'edited', 'rejected', 'acceptance'], grows));
+		body.appendChild(table(['group', 'total', 'pending', 'approved', 'edited', 'rejected', 'conflict',
+			'acceptance'], grows));
 		body.appendChild(el('p', null, 'overall acceptance (approved + edited over decided): ' + fmt(rv.acceptance, 2) +
 			' · reviews ' + (rv.total || 0) + ' · median time per item ' +
 			(typeof rv.median_time_ms === 'number' ? (rv.median_time_ms / 1000).toFixed(1) + ' s' : '—')));
@@ -1216,7 +1381,7 @@
 		$('blind-state').textContent = state.blind ? 'blind on' : 'blind off';
 		$('blind-state').classList.toggle('on', state.blind);
 		document.addEventListener('keydown', onKey);
-		['f-category', 'f-subtask', 'f-metric', 'f-status', 'f-recording'].forEach(function (id) {
+		['f-category', 'f-subtask', 'f-metric', 'f-status', 'f-recording', 'f-mine'].forEach(function (id) {
 			$(id).addEventListener('change', refilter);
 		});
 		$('filters').addEventListener('submit', function (ev) { ev.preventDefault(); });

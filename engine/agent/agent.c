@@ -3,6 +3,8 @@
 #include "agent.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,31 +121,35 @@ int agent_tools(const struct llm_tool **tools, size_t *ntools)
 
 /*
  * A compact recording summary for the task prompt, computed once per tool
- * context and thread (the same context serves many sessions).
+ * context and kept in it (the same context serves many sessions, and a
+ * context belongs to one recording, so the summary can never be another
+ * recording's).
  */
-static _Thread_local const struct tool_ctx *summary_ctx;
-static _Thread_local char *summary_text;
-
 static int recording_summary(struct tool_ctx *ctx, const char **out)
 {
 	cJSON *res = NULL;
+	char *text;
 	int rc;
 
-	if (summary_ctx == ctx && summary_text) {
-		*out = summary_text;
+	text = tool_ctx_slot(ctx, TOOL_SLOT_PROMPT);
+	if (text) {
+		*out = text;
 		return 0;
 	}
 	rc = tool_call(ctx, "describe_recording", "{\"object_offset\":0,\"object_limit\":60}", &res);
 	if (rc)
 		goto out;
-	free(summary_text);
-	summary_text = cJSON_PrintUnformatted(res);
-	if (!summary_text) {
+	text = cJSON_PrintUnformatted(res);
+	if (!text) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	summary_ctx = ctx;
-	*out = summary_text;
+	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_PROMPT, text, free);
+	if (rc) {
+		free(text);
+		goto out;
+	}
+	*out = text;
 out:
 	cJSON_Delete(res);
 	return rc;
@@ -275,26 +281,35 @@ static int push_tool_result(struct history *h, cJSON *trace, const char *id,
 	return rc;
 }
 
-int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session *s,
-	      const struct agent_params *p, struct agent_result *out)
+/* One session in progress. */
+struct session {
+	struct brain *b;
+	struct tool_ctx *ctx;
+	const struct brain_session *s;
+	const struct agent_params *p;
+	struct agent_result *out;
+	const struct recording *rec;
+	const struct llm_tool *tools;
+	size_t ntools;
+	struct history h;
+	cJSON *doc, *trace;        /* the trace document and its messages */
+	int submits, rejected;
+	bool done;                 /* a QA was accepted */
+};
+
+/* The system and task prompts, as the first two messages. */
+static int session_begin(struct session *x)
 {
-	const struct recording *rec = tool_ctx_rec(ctx);
-	const struct llm_tool *tools = NULL;
-	size_t ntools = 0, i, am_idx, ncalls;
-	struct history h = { 0 };
-	cJSON *trace = NULL, *doc = NULL;
+	const struct brain_session *s = x->s;
+	const struct agent_params *p = x->p;
 	const char *summary = NULL;
 	char *sys = NULL, *task = NULL, path[128], num[4][32];
-	int rc, turn, submits = 0, rejected = 0;
-	double t;
+	struct llm_msg *m;
+	int rc;
 
-	memset(out, 0, sizeof(*out));
-	out->qa.answer_index = -1;
-	out->index = s->index;
-	rc = agent_tools(&tools, &ntools);
-	if (rc)
-		return rc;
-	rc = recording_summary(ctx, &summary);
+	rc = agent_tools(&x->tools, &x->ntools);
+	if (!rc)
+		rc = recording_summary(x->ctx, &summary);
 	if (rc)
 		return rc;
 	snprintf(num[0], sizeof(num[0]), "%g", p->truth.window_s);
@@ -303,239 +318,287 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 	snprintf(num[3], sizeof(num[3]), "%g", p->truth.interaction_lead_s);
 	{
 		const struct tmpl_var vars[] = {
-			{ "metric", metric_name(s->metric) }, { "window_s", num[0] }, { "index", num[1] },
-			{ "gaze_lead_s", num[2] }, { "interaction_lead_s", num[3] },
-			{ "summary", summary }, { "answer_form", task_answer_form(s->subtask, s->metric) },
+			{ "metric", metric_name(s->metric) }, { "window_s", num[0] },
+			{ "index", num[1] }, { "gaze_lead_s", num[2] },
+			{ "interaction_lead_s", num[3] }, { "summary", summary },
+			{ "answer_form", task_answer_form(s->subtask, s->metric) },
 			{ "k", "3 to 5" },
 		};
 
 		rc = render_embedded("prompts/system.txt", NULL, 0, &sys);
-		if (rc)
-			goto out;
 		snprintf(path, sizeof(path), "prompts/tasks/%s.txt", subtask_name(s->subtask));
-		rc = render_embedded(path, vars, ARRAY_SIZE(vars), &task);
-		if (rc)
-			goto out;
+		if (!rc)
+			rc = render_embedded(path, vars, ARRAY_SIZE(vars), &task);
 	}
-	doc = cJSON_CreateObject();
-	trace = cJSON_AddArrayToObject(doc, "messages");
-	if (!doc || !trace) {
+	x->doc = cJSON_CreateObject();
+	x->trace = cJSON_AddArrayToObject(x->doc, "messages");
+	if (!rc && (!x->doc || !x->trace))
+		rc = ENG_ENOMEM;
+	if (rc)
+		goto out;
+	cJSON_AddStringToObject(x->doc, "brain", brain_name(x->b));
+	cJSON_AddStringToObject(x->doc, "model", brain_model(x->b));
+	cJSON_AddStringToObject(x->doc, "recording", x->rec ? x->rec->id : "");
+	cJSON_AddStringToObject(x->doc, "subtask", subtask_name(s->subtask));
+	cJSON_AddStringToObject(x->doc, "metric", metric_name(s->metric));
+	cJSON_AddNumberToObject(x->doc, "index", s->index);
+	m = history_push(&x->h);
+	if (!m || llm_msg_text(m, LLM_ROLE_SYSTEM, sys)) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	cJSON_AddStringToObject(doc, "brain", brain_name(b));
-	cJSON_AddStringToObject(doc, "model", brain_model(b));
-	cJSON_AddStringToObject(doc, "recording", rec ? rec->id : "");
-	cJSON_AddStringToObject(doc, "subtask", subtask_name(s->subtask));
-	cJSON_AddStringToObject(doc, "metric", metric_name(s->metric));
-	cJSON_AddNumberToObject(doc, "index", s->index);
-	{
-		struct llm_msg *m = history_push(&h);
-
-		if (!m || llm_msg_text(m, LLM_ROLE_SYSTEM, sys)) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
-		cJSON_AddItemToArray(trace, trace_msg(m));
-		m = history_push(&h);
-		if (!m || llm_msg_text(m, LLM_ROLE_USER, task)) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
-		cJSON_AddItemToArray(trace, trace_msg(m));
+	cJSON_AddItemToArray(x->trace, trace_msg(m));
+	m = history_push(&x->h);
+	if (!m || llm_msg_text(m, LLM_ROLE_USER, task)) {
+		rc = ENG_ENOMEM;
+		goto out;
 	}
+	cJSON_AddItemToArray(x->trace, trace_msg(m));
+out:
+	free(sys);
+	free(task);
+	return rc;
+}
 
+/* {"ok":false,"error":"invalid_json",...} for arguments that are not JSON; NULL when out of memory. */
+static char *invalid_json_result(const struct llm_tool_call *tc)
+{
+	cJSON *e = cJSON_CreateObject();
+	char *text;
+
+	if (!e)
+		return NULL;
+	cJSON_AddBoolToObject(e, "ok", 0);
+	cJSON_AddStringToObject(e, "error", "invalid_json");
+	cJSON_AddStringToObject(e, "detail", tc->arguments_error ? tc->arguments_error
+				: "the arguments are not JSON");
+	cJSON_AddStringToObject(e, "hint", "arguments must be a JSON object matching the schema");
+	text = cJSON_PrintUnformatted(e);
+	cJSON_Delete(e);
+	return text;
+}
+
+/* The T and target of a rejected submit, for the drop record. */
+static void note_drop_target(struct agent_result *out, const cJSON *a)
+{
+	const cJSON *tv = cJSON_GetObjectItemCaseSensitive(a, "t_ns");
+	const char *tg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "target"));
+
+	out->drop_t_ns = cJSON_IsNumber(tv) ? (int64_t)tv->valuedouble : 0;
+	snprintf(out->drop_target, sizeof(out->drop_target), "%s", tg ? tg : "");
+}
+
+/*
+ * submit_qa: the schema, then the truth. Stores the result text for the
+ * brain in *text. Returns 0 or an internal error.
+ */
+static int handle_submit(struct session *x, const char *args, char **text)
+{
+	struct agent_result *out = x->out;
+	cJSON *a = cJSON_Parse(args), *viol = cJSON_CreateArray(), *e = NULL;
+	char code[48] = "";
+	double t;
+	int rc = 0;
+
+	x->submits++;
+	if (!a || !cJSON_IsObject(a) || schema_validate(submit_schema, a, viol)) {
+		e = cJSON_CreateObject();
+		cJSON_AddBoolToObject(e, "ok", 0);
+		cJSON_AddStringToObject(e, "error", a ? "invalid_arguments" : "invalid_json");
+		cJSON_AddItemToObject(e, "violations", viol);
+		viol = NULL;
+		goto out;
+	}
+	t = now_s();
+	truth_release(&out->qa);
+	rc = truth_build(x->ctx, x->rec ? x->rec->id : "", a, &x->p->truth, &out->qa, code,
+			 sizeof(code));
+	out->t_truth_s += now_s() - t;
+	if (!rc) {
+		x->done = true;
+		out->status = AGENT_QA;
+		out->reason[0] = '\0';
+		out->reason_code[0] = '\0';
+		if (out->qa.note) {
+			out->disagreements++;
+			cJSON_AddStringToObject(x->doc, "disagreement", out->qa.note);
+		}
+		*text = strdup("{\"ok\":true,\"accepted\":true}");
+		goto out;
+	}
+	if (rc != ENG_EINVAL)
+		goto out;
+	rc = 0;
+	x->rejected = 1;
+	set_reason(out, AGENT_DROP, code[0] ? code : "rejected", "%s", err_msg());
+	note_drop_target(out, a);
+	e = cJSON_CreateObject();
+	cJSON_AddBoolToObject(e, "ok", 0);
+	cJSON_AddStringToObject(e, "error", "rejected");
+	cJSON_AddStringToObject(e, "reason", code);
+	cJSON_AddStringToObject(e, "detail", err_msg());
+out:
+	if (e)
+		*text = cJSON_PrintUnformatted(e);
+	cJSON_Delete(e);
+	cJSON_Delete(viol);
+	cJSON_Delete(a);
+	if (!rc && !*text)
+		rc = ENG_ENOMEM;
+	return rc;
+}
+
+/* One tool call of the assistant message at am: its result into the history. */
+static int handle_call(struct session *x, size_t am, size_t i)
+{
+	/* copies: history_push may move the array that holds the call */
+	const struct llm_tool_call *tc = &x->h.m[am].tool_calls[i];
+	char *id = strdup(tc->id), *name = strdup(tc->name), *args = strdup(tc->arguments_json);
+	char *text = NULL;
+	cJSON *res = NULL;
+	double t;
+	int rc = 0;
+
+	if (!id || !name || !args) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	if (tc->flags & LLM_TC_ARGS_INVALID) {
+		text = invalid_json_result(tc);
+	} else if ((int)i >= x->p->max_calls_per_turn) {
+		text = strdup("{\"ok\":false,\"error\":\"tool_failed\",\"detail\":\"too many tool calls in one turn; call again\"}");
+	} else if (!strcmp(name, SUBMIT_TOOL) && !x->done) {
+		rc = handle_submit(x, args, &text);
+	} else {
+		t = now_s();
+		/* a failed call still gives a result ("ok": false) for the brain */
+		(void)tool_call(x->ctx, name, args, &res);
+		x->out->t_tools_s += now_s() - t;
+		x->out->tool_calls++;
+		text = res ? cJSON_PrintUnformatted(res) : NULL;
+	}
+	if (!rc && !text)
+		rc = ENG_ENOMEM;
+	if (!rc)
+		rc = push_tool_result(&x->h, x->trace, id, name, text, x->p->max_result_bytes);
+out:
+	cJSON_Delete(res);
+	free(text);
+	free(id);
+	free(name);
+	free(args);
+	return rc;
+}
+
+/*
+ * One turn: the brain's reply and the results of its calls. Sets *stop
+ * when the session is over. Returns 0 or an internal error.
+ */
+static int run_turn(struct session *x, int turn, bool *stop)
+{
+	struct agent_result *out = x->out;
+	struct llm_reply reply;
+	struct llm_msg *am;
+	size_t i, am_idx, ncalls;
+	double t;
+	int rc;
+
+	llm_reply_init(&reply);
+	t = now_s();
+	rc = brain_turn(x->b, x->s, x->h.m, x->h.n, x->tools, x->ntools,
+			turn == x->p->max_turns - 1, &reply);
+	out->t_brain_s += now_s() - t;
+	out->turns++;
+	out->prompt_tokens += reply.usage.prompt_tokens > 0 ? reply.usage.prompt_tokens : 0;
+	out->completion_tokens += reply.usage.completion_tokens > 0
+					  ? reply.usage.completion_tokens : 0;
+	if (rc) {
+		set_reason(out, AGENT_FAILED, "brain_error", "brain: %s", err_msg());
+		llm_reply_release(&reply);
+		*stop = true;
+		return 0;
+	}
+	am = history_push(&x->h);
+	if (!am) {
+		llm_reply_release(&reply);
+		return ENG_ENOMEM;
+	}
+	llm_reply_take_msg(&reply, am);
+	llm_reply_release(&reply);
+	cJSON_AddItemToArray(x->trace, trace_msg(am));
+	if (!am->n_tool_calls && am->content && strstr(am->content, "GIVE UP")) {
+		/*
+		 * After a rejected submit_qa the rejection says why the
+		 * candidate is dropped: "no_clip" would tell the orchestrator
+		 * that the sampler ran out of candidates.
+		 */
+		if (!x->rejected)
+			set_reason(out, AGENT_DROP, "no_clip", "%s", am->content);
+		*stop = true;
+		return 0;
+	}
+	if (!am->n_tool_calls) {
+		struct llm_msg *um = history_push(&x->h);
+
+		if (!um || llm_msg_text(um, LLM_ROLE_USER,
+					"Use the tools; when the ground truth is established, call submit_qa."))
+			return ENG_ENOMEM;
+		cJSON_AddItemToArray(x->trace, trace_msg(um));
+		return 0;
+	}
+	am_idx = x->h.n - 1;
+	ncalls = am->n_tool_calls;
+	for (i = 0; i < ncalls; i++) {
+		rc = handle_call(x, am_idx, i);
+		if (rc)
+			return rc;
+	}
+	/* the reason of the last rejection stands after the last attempt */
+	*stop = x->done || x->submits >= x->p->max_submit_attempts;
+	return 0;
+}
+
+int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session *s,
+	      const struct agent_params *p, struct agent_result *out)
+{
+	struct session x;
+	bool stop = false;
+	int rc, turn;
+
+	memset(out, 0, sizeof(*out));
+	memset(&x, 0, sizeof(x));
+	out->qa.answer_index = -1;
+	out->index = s->index;
+	x.b = b;
+	x.ctx = ctx;
+	x.s = s;
+	x.p = p;
+	x.out = out;
+	x.rec = tool_ctx_rec(ctx);
+	rc = session_begin(&x);
+	if (rc)
+		goto out;
 	set_reason(out, AGENT_DROP, "turn_limit", "no valid submit_qa within %d turns",
 		   p->max_turns);
-	for (turn = 0; turn < p->max_turns; turn++) {
-		struct llm_reply reply;
-		struct llm_msg *am;
-		int done = 0;
-
-		llm_reply_init(&reply);
-		t = now_s();
-		rc = brain_turn(b, s, h.m, h.n, tools, ntools, turn == p->max_turns - 1, &reply);
-		out->t_brain_s += now_s() - t;
-		out->turns++;
-		if (rc) {
-			set_reason(out, AGENT_FAILED, "brain_error", "brain: %s", err_msg());
-			llm_reply_release(&reply);
-			rc = 0;
-			break;
-		}
-		am = history_push(&h);
-		if (!am) {
-			llm_reply_release(&reply);
-			rc = ENG_ENOMEM;
+	for (turn = 0; !stop && turn < p->max_turns; turn++) {
+		rc = run_turn(&x, turn, &stop);
+		if (rc)
 			goto out;
-		}
-		llm_reply_take_msg(&reply, am);
-		llm_reply_release(&reply);
-		{
-			cJSON *tm = trace_msg(am);
-
-			cJSON_AddItemToArray(trace, tm);
-		}
-		if (!am->n_tool_calls && am->content && strstr(am->content, "GIVE UP")) {
-			/*
-			 * After a rejected submit_qa the rejection says why the
-			 * candidate is dropped: "no_clip" would tell the
-			 * orchestrator that the sampler ran out of candidates.
-			 */
-			if (!rejected)
-				set_reason(out, AGENT_DROP, "no_clip", "%s", am->content);
-			break;
-		}
-		if (!am->n_tool_calls) {
-			struct llm_msg *um = history_push(&h);
-
-			if (!um || llm_msg_text(um, LLM_ROLE_USER,
-						"Use the tools; when the ground truth is established, call submit_qa.")) {
-				rc = ENG_ENOMEM;
-				goto out;
-			}
-			cJSON_AddItemToArray(trace, trace_msg(um));
-			continue;
-		}
-		am_idx = h.n - 1;
-		ncalls = am->n_tool_calls;
-		for (i = 0; i < ncalls; i++) {
-			/* copies: history_push may move the array that holds the call */
-			const struct llm_tool_call *tc = &h.m[am_idx].tool_calls[i];
-			char *id = strdup(tc->id), *name = strdup(tc->name);
-			char *args = strdup(tc->arguments_json);
-			char *bad_json = NULL;
-			cJSON *res = NULL;
-			char *text = NULL;
-
-			if (!id || !name || !args) {
-				free(id);
-				free(name);
-				free(args);
-				rc = ENG_ENOMEM;
-				goto out;
-			}
-			if (tc->flags & LLM_TC_ARGS_INVALID) {
-				cJSON *e = cJSON_CreateObject();
-
-				cJSON_AddBoolToObject(e, "ok", 0);
-				cJSON_AddStringToObject(e, "error", "invalid_json");
-				cJSON_AddStringToObject(e, "detail", tc->arguments_error ? tc->arguments_error
-							: "the arguments are not JSON");
-				cJSON_AddStringToObject(e, "hint",
-							"arguments must be a JSON object matching the schema");
-				bad_json = cJSON_PrintUnformatted(e);
-				cJSON_Delete(e);
-			}
-			if (bad_json) {
-				rc = push_tool_result(&h, trace, id, name, bad_json, p->max_result_bytes);
-				free(bad_json);
-			} else if ((int)i >= p->max_calls_per_turn) {
-				rc = push_tool_result(&h, trace, id, name,
-						      "{\"ok\":false,\"error\":\"tool_failed\",\"detail\":\"too many tool calls in one turn; call again\"}",
-						      p->max_result_bytes);
-			} else if (!strcmp(name, SUBMIT_TOOL) && !done) {
-				cJSON *a = cJSON_Parse(args), *viol = cJSON_CreateArray();
-				char code[48] = "";
-
-				submits++;
-				if (!a || !cJSON_IsObject(a) || schema_validate(submit_schema, a, viol)) {
-					cJSON *e = cJSON_CreateObject();
-
-					cJSON_AddBoolToObject(e, "ok", 0);
-					cJSON_AddStringToObject(e, "error", a ? "invalid_arguments" : "invalid_json");
-					cJSON_AddItemToObject(e, "violations", viol);
-					viol = NULL;
-					text = cJSON_PrintUnformatted(e);
-					cJSON_Delete(e);
-				} else {
-					t = now_s();
-					truth_release(&out->qa);
-					rc = truth_build(ctx, rec ? rec->id : "", a, &p->truth, &out->qa,
-							 code, sizeof(code));
-					out->t_truth_s += now_s() - t;
-					if (!rc) {
-						done = 1;
-						out->status = AGENT_QA;
-						out->reason[0] = '\0';
-						out->reason_code[0] = '\0';
-						if (out->qa.note) {
-							out->disagreements++;
-							cJSON_AddStringToObject(doc, "disagreement", out->qa.note);
-						}
-						text = strdup("{\"ok\":true,\"accepted\":true}");
-					} else if (rc == ENG_EINVAL) {
-						cJSON *e = cJSON_CreateObject();
-
-						rejected = 1;
-						set_reason(out, AGENT_DROP, code[0] ? code : "rejected", "%s",
-							   err_msg());
-						{
-							const cJSON *tv = cJSON_GetObjectItemCaseSensitive(a, "t_ns");
-							const char *tg = cJSON_GetStringValue(
-								cJSON_GetObjectItemCaseSensitive(a, "target"));
-
-							out->drop_t_ns = cJSON_IsNumber(tv) ? (int64_t)tv->valuedouble : 0;
-							snprintf(out->drop_target, sizeof(out->drop_target), "%s",
-								 tg ? tg : "");
-						}
-						cJSON_AddBoolToObject(e, "ok", 0);
-						cJSON_AddStringToObject(e, "error", "rejected");
-						cJSON_AddStringToObject(e, "reason", code);
-						cJSON_AddStringToObject(e, "detail", err_msg());
-						text = cJSON_PrintUnformatted(e);
-						cJSON_Delete(e);
-						rc = 0;
-					}
-				}
-				cJSON_Delete(viol);
-				cJSON_Delete(a);
-				if (!rc && text)
-					rc = push_tool_result(&h, trace, id, name, text, p->max_result_bytes);
-				else if (!rc)
-					rc = ENG_ENOMEM;
-			} else {
-				t = now_s();
-				/* a failed call still gives a result ("ok": false) for the brain */
-				(void)tool_call(ctx, name, args, &res);
-				out->t_tools_s += now_s() - t;
-				out->tool_calls++;
-				if (!res) {
-					rc = ENG_ENOMEM;
-				} else {
-					text = cJSON_PrintUnformatted(res);
-					rc = text ? push_tool_result(&h, trace, id, name, text,
-								     p->max_result_bytes)
-						  : ENG_ENOMEM;
-				}
-				cJSON_Delete(res);
-			}
-			free(text);
-			free(id);
-			free(name);
-			free(args);
-			if (rc)
-				goto out;
-		}
-		if (done)
-			break;
-		if (submits >= p->max_submit_attempts) {
-			/* the reason of the last rejection stands */
-			break;
-		}
 	}
-	cJSON_AddNumberToObject(doc, "turns", out->turns);
-	cJSON_AddStringToObject(doc, "status", out->status == AGENT_QA ? "qa"
+	cJSON_AddNumberToObject(x.doc, "turns", out->turns);
+	cJSON_AddStringToObject(x.doc, "status", out->status == AGENT_QA ? "qa"
 				: out->status == AGENT_DROP ? "drop" : "failed");
 	if (out->status != AGENT_QA)
-		cJSON_AddStringToObject(doc, "reason", out->reason);
-	out->trace_json = cJSON_PrintUnformatted(doc);
+		cJSON_AddStringToObject(x.doc, "reason", out->reason);
+	out->trace_json = cJSON_PrintUnformatted(x.doc);
 	if (!out->trace_json)
 		rc = ENG_ENOMEM;
 out:
-	cJSON_Delete(doc);
-	history_release(&h);
-	free(sys);
-	free(task);
+	/* err_msg() is this thread's: the caller may read the result on another */
+	if (rc)
+		snprintf(out->error, sizeof(out->error), "%s",
+			 err_msg()[0] ? err_msg() : eng_strerror(rc));
+	cJSON_Delete(x.doc);
+	history_release(&x.h);
 	return rc;
 }

@@ -39,6 +39,7 @@ enum agent_status {
 struct agent_result {
 	enum agent_status status;
 	char reason[256];       /* drop or failure reason, "" for a QA */
+	char error[256];        /* when agent_run fails: what failed (err_msg() of its thread) */
 	char reason_code[48];   /* short code for counting, e.g. "no_clip", "qc_length" */
 	struct truth qa;        /* AGENT_QA: the question, options, truth */
 	int64_t drop_t_ns;      /* AGENT_DROP after a rejected submit_qa: its T, else 0 */
@@ -51,6 +52,8 @@ struct agent_result {
 	double t_brain_s;       /* time spent in the brain */
 	double t_tools_s;       /* time spent in tools */
 	double t_truth_s;       /* time spent recomputing the truth and QC */
+	long prompt_tokens;     /* summed over the brain's replies (0 for the local brain) */
+	long completion_tokens;
 };
 
 /* Releases the result's allocations. Can't fail. */
@@ -67,7 +70,8 @@ int agent_tools(const struct llm_tool **tools, size_t *ntools);
  * sub-task and candidate in s. Fills *out (status, QA or reason, trace).
  * Returns 0 whenever *out is filled (including drops and brain failures);
  * a negative enum eng_err only on an internal error (out of memory, a
- * missing embedded prompt).
+ * missing embedded prompt), with out->error saying what failed (so that a
+ * caller on another thread need not read this thread's err_msg()).
  */
 int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session *s,
 	      const struct agent_params *p, struct agent_result *out);

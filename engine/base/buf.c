@@ -65,6 +65,7 @@ int buf_add(struct buf *b, const void *data, size_t len)
 		memcpy(b->ptr + b->len, data, len);
 	b->len += len;
 	b->ptr[b->len] = '\0';
+	ENG_ASSERT(b->len < b->toobig && b->len < b->alloc);
 	return 0;
 }
 

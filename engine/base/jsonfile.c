@@ -164,3 +164,33 @@ int jsonfile_vec(const cJSON *obj, const char *key, size_t n, bool required,
 	memcpy(out, tmp, n * sizeof(*out));
 	return 0;
 }
+
+const char *jsonfile_get_str(const cJSON *obj, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+}
+
+double jsonfile_get_num(const cJSON *obj, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (cJSON_IsRaw(v) && v->valuestring)
+		return strtod(v->valuestring, NULL);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+int64_t jsonfile_get_time(const cJSON *obj, const char *key, int64_t dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	char *end;
+	long long x;
+
+	if (cJSON_IsNumber(v))
+		return (int64_t)llround(v->valuedouble);
+	if ((cJSON_IsRaw(v) || cJSON_IsString(v)) && v->valuestring) {
+		x = strtoll(v->valuestring, &end, 10);
+		if (end != v->valuestring && !*end)
+			return (int64_t)x;
+	}
+	return dflt;
+}

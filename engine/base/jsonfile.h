@@ -49,4 +49,15 @@ int jsonfile_bool(const cJSON *obj, const char *key, bool required,
 int jsonfile_vec(const cJSON *obj, const char *key, size_t n, bool required,
 		 const char *ctx, double *out);
 
+/*
+ * Lenient readers of a member of obj, for documents the program wrote
+ * itself (tool results, stored ground truth): the string (NULL when
+ * missing or not a string), the number (dflt when missing or not a
+ * number), and a time in ns (a number, or the digits of a raw or string
+ * value as tools write exact int64 times; dflt otherwise). Can't fail.
+ */
+const char *jsonfile_get_str(const cJSON *obj, const char *key);
+double jsonfile_get_num(const cJSON *obj, const char *key, double dflt);
+int64_t jsonfile_get_time(const cJSON *obj, const char *key, int64_t dflt);
+
 #endif /* JSONFILE_H */

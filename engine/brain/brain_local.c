@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "jsonfile.h"
 #include "registry.h"
 #include "schema.h"
 #include "task.h"
@@ -93,13 +94,6 @@ static bool last_failed(const struct llm_msg *msgs, size_t n, char *why, size_t 
 	}
 	cJSON_Delete(r);
 	return failed;
-}
-
-static int64_t jtime(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsNumber(v) ? (int64_t)llround(v->valuedouble) : 0;
 }
 
 /* Emits one tool call with arguments `args` (consumed) as the reply. */
@@ -214,8 +208,8 @@ int brain__local_turn(const struct brain_session *s, const struct llm_msg *msgs,
 	in.seed = s->seed;
 	in.rec = s->rec;
 	in.cand = cand;
-	in.t = jtime(cand, "t_ns");
-	in.event = jtime(cand, "event_t_ns");
+	in.t = jsonfile_get_time(cand, "t_ns", 0);
+	in.event = jsonfile_get_time(cand, "event_t_ns", 0);
 	c = cJSON_GetObjectItemCaseSensitive(cand, "target");
 	in.target = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "id"));
 	in.result = plan_result;

@@ -36,10 +36,11 @@ static const char export_usage[] =
 	"  --status LIST   statuses to export (default approved,edited)\n"
 	"  --tasks LIST    categories, CATEGORY.SUBTASK or CATEGORY.SUBTASK/METRIC,\n"
 	"                  comma-separated (default: all)\n"
-	"  --frames N      extract N frames per QA from the recording's video with\n"
-	"                  ffmpeg into DIR/Frames/<id>/001.jpg ... (default: list\n"
-	"                  the intended names and the stored frame times only)\n"
-	"  --ffmpeg PROG   the ffmpeg program (default: ffmpeg on PATH)\n"
+	"  --frames N      extract N frames per QA from the recording's video into\n"
+	"                  DIR/Frames/<id>/001.jpg ..., at most 640 px wide, in one\n"
+	"                  pass per recording (default: list the intended names and\n"
+	"                  the stored frame times only)\n"
+	"  --ffmpeg PROG   ignored: frames are decoded in-process (kept for scripts)\n"
 	"  -h, --help      show this help\n";
 
 static int usage_error(const char *msg, const char *arg)
@@ -106,7 +107,7 @@ int cmd_export(int argc, char **argv)
 			p.frames = (int)n;
 			break;
 		case 'F':
-			p.ffmpeg = optarg;
+			warning("--ffmpeg is no longer used: frames are decoded in-process");
 			break;
 		default:
 			fputs(export_usage, stderr);

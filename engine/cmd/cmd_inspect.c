@@ -14,6 +14,7 @@
 #include "err.h"
 #include "obb.h"
 #include "recording.h"
+#include "video.h"
 
 /* A gaze ray "hits" a box within this range (m): the visibility range. */
 #define INSPECT_GAZE_RANGE_M 6.0f
@@ -25,8 +26,9 @@ static const char inspect_usage[] =
 	"Twin sequence, Aria MPS folder or Ego-Exo4D take), and prints the detected\n"
 	"layout, the id, the time span and rate of each stream, object counts, gaze\n"
 	"coverage (source rows, rays with a pose, share of rays that hit an object\n"
-	"box within 6 m), actions and their goals, the camera model, the floor height\n"
-	"and the load warnings.\n"
+	"box within 6 m), actions and their goals, the camera model, the video stream\n"
+	"(source file, frame count, first and last frame time, frame size), the floor\n"
+	"height and the load warnings.\n"
 	"\n"
 	"options:\n"
 	"  --json       print one JSON object instead of text\n"
@@ -43,7 +45,10 @@ static const char inspect_usage[] =
 	"  actions also: goals (distinct, in order of first use);\n"
 	"  object_counts: {total, static, dynamic};\n"
 	"  camera: {model (\"pinhole\"|\"fisheye\"), width, height, fx, fy, cx, cy, fov_deg};\n"
-	"  video: {path, t0_ns, fps} or null; floor_z (m); warnings: [strings];\n"
+	"  video: {path, t0_ns, fps, stream} or null, stream: {file, kind (\"vrs\" or\n"
+	"    the codec), frames, t_first_ns, t_last_ns, width, height (as written,\n"
+	"    upright), rotated} or {error} when the video cannot be opened;\n"
+	"  floor_z (m); warnings: [strings];\n"
 	"  with --objects, objects: [{id, name, category, motion (\"static\"|\"dynamic\"),\n"
 	"    center: [x,y,z], half_extents: [x,y,z]}] (world frame, m).\n"
 	"Times are device ns; the world is +Z up, metres.\n"
@@ -182,9 +187,24 @@ static void print_text(const struct recording *rec, const char *path, bool with_
 	       rec->camera.height, (double)rec->camera.fov_deg, (double)rec->camera.fx,
 	       (double)rec->camera.fy, (double)rec->camera.cx, (double)rec->camera.cy);
 	if (rec->video.path) {
+		struct video *v = NULL;
+		struct video_info vi;
+
 		printf("%-13s ", "video");
 		put_quoted(stdout, rec->video.path);
-		printf(", t0 %" PRId64 " ns, %.2f fps\n", rec->video.t0_ns, rec->video.fps);
+		if (video_open(rec, &v)) {
+			printf(", cannot be opened: %s\n", err_msg());
+		} else {
+			video_get_info(v, &vi);
+			printf(" (%s), %zu frames, %.3f s (%" PRId64 " .. %" PRId64 " ns), %dx%d%s",
+			       vi.kind, vi.nframes, (double)(vi.t_last_ns - vi.t_first_ns) / 1e9,
+			       vi.t_first_ns, vi.t_last_ns, vi.width, vi.height,
+			       vi.rotated ? " upright" : "");
+			if (vi.fps > 0)
+				printf(", %.2f fps", vi.fps);
+			putchar('\n');
+			video_close(v);
+		}
 	}
 	printf("%-13s z = %.3f m\n", "floor", (double)rec->floor_z);
 	if (!rec->warnings) {
@@ -250,6 +270,33 @@ static cJSON *json_vec3(const vec3 v)
 	double d[3] = { v[0], v[1], v[2] };
 
 	return cJSON_CreateDoubleArray(d, 3);
+}
+
+/* The video stream as the decoder sees it, or {error}. */
+static cJSON *json_video(const struct recording *rec)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct video *v = NULL;
+	struct video_info vi;
+
+	if (!o)
+		return NULL;
+	if (video_open(rec, &v)) {
+		cJSON_AddStringToObject(o, "error", err_msg());
+		return o;
+	}
+	video_get_info(v, &vi);
+	cJSON_AddStringToObject(o, "file", vi.file);
+	cJSON_AddStringToObject(o, "kind", vi.kind);
+	cJSON_AddNumberToObject(o, "frames", (double)vi.nframes);
+	cJSON_AddItemToObject(o, "t_first_ns", json_i64(vi.t_first_ns));
+	cJSON_AddItemToObject(o, "t_last_ns", json_i64(vi.t_last_ns));
+	cJSON_AddNumberToObject(o, "width", vi.width);
+	cJSON_AddNumberToObject(o, "height", vi.height);
+	cJSON_AddNumberToObject(o, "fps", vi.fps);
+	cJSON_AddBoolToObject(o, "rotated", vi.rotated);
+	video_close(v);
+	return o;
 }
 
 static int print_json(const struct recording *rec, const char *path, bool with_objects)
@@ -326,6 +373,7 @@ static int print_json(const struct recording *rec, const char *path, bool with_o
 			cJSON_AddStringToObject(o, "path", rec->video.path);
 			cJSON_AddItemToObject(o, "t0_ns", json_i64(rec->video.t0_ns));
 			cJSON_AddNumberToObject(o, "fps", rec->video.fps);
+			cJSON_AddItemToObject(o, "stream", json_video(rec));
 		}
 		cJSON_AddItemToObject(root, "video", o);
 	} else {

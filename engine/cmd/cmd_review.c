@@ -6,6 +6,7 @@
  */
 #include "commands.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -24,9 +25,11 @@
 static const char review_usage[] =
 	"usage: proxima review <subcommand> --db FILE [options]\n"
 	"\n"
-	"  serve [--port N] [--bind ADDR] [--reviewer NAME]\n"
+	"  serve [--port N] [--bind ADDR] [--allow-host NAME]... [--reviewer NAME]\n"
 	"        serve the review page and its JSON API (default 127.0.0.1:8080;\n"
-	"        --port 0 picks a free port); SIGINT or SIGTERM stops it\n"
+	"        --port 0 picks a free port); SIGINT or SIGTERM stops it. ADDR is\n"
+	"        numeric; off loopback the server prints an access link (a secret)\n"
+	"        and answers only to its Host names and those of --allow-host\n"
 	"  list [--category C] [--subtask S] [--metric M] [--status S]\n"
 	"       [--recording R] [--limit N] [--offset N] [--json]\n"
 	"        list QAs in review order (filters take comma-separated lists)\n"
@@ -37,14 +40,23 @@ static const char review_usage[] =
 	"  flag ID [--reason TEXT]          flag it (default reason \"ambiguous\")\n"
 	"  note ID --note TEXT              add a note\n"
 	"  answer ID --option LETTER        store a blind answer (A.. or 1..)\n"
+	"  adjudicate ID --decision approve|reject|edit [--reason TEXT]\n"
+	"             [--question TEXT]     settle the item (e.g. a conflict)\n"
 	"\n"
+	"Each reviewer's latest approve/reject/edit is their verdict; agreeing\n"
+	"verdicts decide the status, disagreeing ones make it \"conflict\" until\n"
+	"an adjudication (docs/review.md, Decisions).\n"
 	"Every action takes --reviewer NAME (default: $USER, else \"reviewer\").\n"
 	"Exit status: 0 ok, 1 failed (e.g. no such QA), 2 usage.\n";
 
 /* Everything the subcommands read from the command line. */
+#define MAX_ALLOW_HOSTS 16
+
 struct review_args {
 	const char *db, *reviewer, *bind;
-	const char *reason, *note, *question, *option;
+	const char *reason, *note, *question, *option, *decision;
+	const char *allow_hosts[MAX_ALLOW_HOSTS + 1]; /* NULL-terminated */
+	int n_allow_hosts;
 	struct store_filter filter;
 	int port;
 	int json;
@@ -54,7 +66,7 @@ struct review_args {
 enum {
 	OPT_DB = 256, OPT_REVIEWER, OPT_BIND, OPT_PORT, OPT_REASON, OPT_NOTE, OPT_QUESTION,
 	OPT_OPTION, OPT_CATEGORY, OPT_SUBTASK, OPT_METRIC, OPT_STATUS, OPT_RECORDING,
-	OPT_LIMIT, OPT_OFFSET, OPT_JSON
+	OPT_LIMIT, OPT_OFFSET, OPT_JSON, OPT_DECISION, OPT_ALLOW_HOST
 };
 
 static int parse_i64(const char *what, const char *s, long long lo, long long hi, long long *out)
@@ -90,6 +102,8 @@ static int parse_args(int argc, char **argv, struct review_args *a)
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "decision", required_argument, NULL, OPT_DECISION },
+		{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 		{ NULL, 0, NULL, 0 }
 	};
 	long long v;
@@ -126,6 +140,14 @@ static int parse_args(int argc, char **argv, struct review_args *a)
 			a->filter.offset = v;
 			break;
 		case OPT_JSON: a->json = 1; break;
+		case OPT_DECISION: a->decision = optarg; break;
+		case OPT_ALLOW_HOST:
+			if (a->n_allow_hosts == MAX_ALLOW_HOSTS) {
+				error("review: at most %d --allow-host", MAX_ALLOW_HOSTS);
+				return CMD_USAGE;
+			}
+			a->allow_hosts[a->n_allow_hosts++] = optarg;
+			break;
 		default:
 			return CMD_USAGE;
 		}
@@ -187,6 +209,32 @@ static double num_of(const cJSON *o, const char *k)
 
 /* ======================= serve ======================= */
 
+static int bind_numeric(const char *addr)
+{
+	unsigned char b[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, addr, b) == 1 || inet_pton(AF_INET6, addr, b) == 1;
+}
+
+/* Off loopback: say who can reach the page, and how it is guarded. */
+static void warn_off_loopback(const struct review_server *srv, const char *bind)
+{
+	const char *const *hosts = NULL;
+	size_t n = review_server_hosts(srv, &hosts), i;
+
+	warning("review serve: bound to %s, not loopback: anyone who can reach this "
+		"machine on port %d can connect", bind, review_server_port(srv));
+	fprintf(stderr, "  a browser gets in only through the access link below (it holds a "
+		"secret: share it like a password); the server answers to the Host names "
+		"localhost, 127.0.0.1, ::1");
+	if (strcmp(bind, "0.0.0.0") && strcmp(bind, "::"))
+		fprintf(stderr, ", %s", bind);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, ", %s", hosts[i]);
+	fprintf(stderr, " (add more with --allow-host NAME); the traffic is plain HTTP, "
+		"not encrypted\n");
+}
+
 static int review_serve(struct review_args *a)
 {
 	struct review_config cfg;
@@ -195,11 +243,18 @@ static int review_serve(struct review_args *a)
 	char url[128];
 	int sig = 0, rc;
 
+	if (a->bind && !bind_numeric(a->bind)) {
+		error("review serve: --bind takes a numeric IPv4 or IPv6 address, not '%s' "
+		      "(127.0.0.1 or ::1 serve this machine only; 0.0.0.0 every interface)",
+		      a->bind);
+		return CMD_USAGE;
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.db_path = a->db;
 	cfg.bind = a->bind;
 	cfg.port = a->port;
 	cfg.reviewer = a->reviewer;
+	cfg.allow_hosts = a->allow_hosts;
 	/* block the stop signals before the server thread starts, so it inherits the mask */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -214,6 +269,8 @@ static int review_serve(struct review_args *a)
 		return CMD_FAILED;
 	}
 	review_server_url(srv, url, sizeof(url));
+	if (!review_server_loopback(srv))
+		warn_off_loopback(srv, a->bind);
 	printf("proxima review: serving '%s' for reviewer '%s' at %s\n", a->db, a->reviewer, url);
 	printf("press Ctrl-C to stop\n");
 	fflush(stdout);
@@ -292,6 +349,20 @@ static void show_text(const cJSON *qa)
 	printf("id:        %s\n", str_of(qa, "id"));
 	printf("group:     %s\n", str_of(qa, "group"));
 	printf("status:    %s\n", str_of(qa, "status"));
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(qa, "verdicts"))) {
+		const char *sep = "";
+
+		printf("verdicts: ");
+		cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(qa, "verdicts")) {
+			printf("%s %s %s", sep, str_of(r, "reviewer"), str_of(r, "decision"));
+			sep = ",";
+		}
+		putchar('\n');
+	}
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(qa, "adjudication")))
+		printf("adjudged:  %s by %s\n",
+		       str_of(cJSON_GetObjectItemCaseSensitive(qa, "adjudication"), "decision"),
+		       str_of(cJSON_GetObjectItemCaseSensitive(qa, "adjudication"), "reviewer"));
 	printf("recording: %s\n", str_of(qa, "recording_id"));
 	printf("T:         %.3f s (clip %.3f .. %.3f s)\n", num_of(qa, "t_ns") / 1e9,
 	       num_of(qa, "clip_start_ns") / 1e9, num_of(qa, "clip_end_ns") / 1e9);
@@ -342,6 +413,9 @@ static void show_text(const cJSON *qa)
 			printf(" note: %s", str_of(r, "note"));
 		if (*str_of(r, "edit_after"))
 			printf(" wording: %s", str_of(r, "edit_after"));
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "adjudication")) ||
+		    num_of(r, "adjudication") == 1)
+			printf(" (adjudication)");
 		putchar('\n');
 	}
 }
@@ -377,7 +451,40 @@ static int review_show(struct review_args *a)
 
 /* ======================= actions ======================= */
 
-static int review_act(const char *sub, struct review_args *a)
+/* "approve 'ID' by NAME (review N); status S" */
+static void print_outcome(struct store *st, const char *sub, const struct review_args *a,
+			  int adjudication, int64_t review_id)
+{
+	cJSON *qa = NULL;
+
+	err_clear();
+	if (store_qa_get(st, a->id, 0, &qa))
+		qa = NULL;
+	printf("%s%s '%s' by %s (review %lld); status %s\n", adjudication ? "adjudicate: " : "",
+	       sub, a->id, a->reviewer, (long long)review_id, qa ? str_of(qa, "status") : "?");
+	cJSON_Delete(qa);
+}
+
+static int review_act(const char *sub, struct review_args *a, int adjudication);
+
+static int review_adjudicate(struct review_args *a)
+{
+	static const char *const verdicts[] = { "approve", "reject", "edit" };
+	size_t i;
+
+	if (!a->decision) {
+		error("review adjudicate: give --decision approve, reject or edit");
+		return CMD_USAGE;
+	}
+	for (i = 0; i < ARRAY_SIZE(verdicts); i++)
+		if (!strcmp(a->decision, verdicts[i]))
+			return review_act(a->decision, a, 1);
+	error("review adjudicate: --decision must be approve, reject or edit, not '%s'",
+	      a->decision);
+	return CMD_USAGE;
+}
+
+static int review_act(const char *sub, struct review_args *a, int adjudication)
 {
 	struct store_review rev;
 	struct store *st = NULL;
@@ -395,8 +502,9 @@ static int review_act(const char *sub, struct review_args *a)
 	rev.reason = a->reason;
 	rev.note = a->note;
 	rev.decision = sub;
+	rev.adjudication = adjudication;
 	if (!strcmp(sub, "reject") && (!a->reason || !*a->reason)) {
-		error("review reject: say why with --reason TEXT");
+		error("review %s: say why with --reason TEXT", adjudication ? "adjudicate" : "reject");
 		return CMD_USAGE;
 	}
 	if (!strcmp(sub, "edit")) {
@@ -428,8 +536,7 @@ static int review_act(const char *sub, struct review_args *a)
 	else if (rc)
 		error_code(rc, a->db);
 	else
-		printf("%s '%s' by %s (review %lld)\n", sub, a->id, a->reviewer,
-		       (long long)review_id);
+		print_outcome(st, sub, a, adjudication, review_id);
 	store_close(st);
 	return rc ? CMD_FAILED : CMD_OK;
 }
@@ -477,9 +584,11 @@ int cmd_review(int argc, char **argv)
 	}
 	if (!strcmp(sub, "show"))
 		return review_show(&a);
+	if (!strcmp(sub, "adjudicate"))
+		return review_adjudicate(&a);
 	for (i = 0; i < ARRAY_SIZE(actions); i++)
 		if (!strcmp(sub, actions[i]))
-			return review_act(sub, &a);
+			return review_act(sub, &a, 0);
 	error("review: unknown subcommand '%s'", sub);
 	fputs(review_usage, stderr);
 	return CMD_USAGE;

@@ -48,7 +48,7 @@ static void print_num(double v, int width, int prec)
 static void print_groups(const cJSON *stats)
 {
 	static const char *const cols[] = {
-		"pending", "approved", "rejected", "edited", "superseded", "dropped"
+		"pending", "approved", "rejected", "edited", "conflict", "superseded", "dropped"
 	};
 	const cJSON *groups = cJSON_GetObjectItemCaseSensitive(stats, "groups"), *g;
 	const cJSON *by_status = cJSON_GetObjectItemCaseSensitive(stats, "by_status");
@@ -111,7 +111,7 @@ static void print_letters(const cJSON *stats)
 	const cJSON *groups = cJSON_GetObjectItemCaseSensitive(stats, "groups"), *g;
 	int w = 3;
 
-	printf("answer letters (pending, approved and edited QAs):\n");
+	printf("answer letters (pending, approved, edited and conflict QAs):\n");
 	if (!cJSON_GetArraySize(letters))
 		printf("  none\n");
 	cJSON_ArrayForEach(g, groups)

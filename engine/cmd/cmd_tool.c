@@ -174,7 +174,7 @@ static int tool_list(int argc, char **argv)
 
 		if (tool_schema(t, &s))
 			continue; /* checked above */
-		printf("%-20s %s\n", t->name, t->summary);
+		printf("%-20s %s\n", t->name, tool_summary(t));
 		print_args(stdout, s, false);
 	}
 	printf("\n'proxima tool NAME --help' describes a tool and its arguments.\n");
@@ -247,26 +247,6 @@ static int read_args(const char *arg, char **out)
 	return rc;
 }
 
-static int parse_layout(const char *s, enum rec_layout *out)
-{
-	static const struct {
-		const char *name;
-		enum rec_layout l;
-	} names[] = {
-		{ "native", REC_LAYOUT_NATIVE }, { "adt", REC_LAYOUT_ADT },
-		{ "mps", REC_LAYOUT_MPS }, { "aria-mps", REC_LAYOUT_MPS },
-		{ "egoexo", REC_LAYOUT_EGOEXO }, { "egoexo4d", REC_LAYOUT_EGOEXO },
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i].name)) {
-			*out = names[i].l;
-			return 0;
-		}
-	return -1;
-}
-
 static int tool_run(const struct tool_def *t, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -292,8 +272,11 @@ static int tool_run(const struct tool_def *t, int argc, char **argv)
 		case 'c': compact = 1; break;
 		case 's': strict = 1; break;
 		case 'l':
-			if (parse_layout(optarg, &layout)) {
-				error("unknown layout '%s' (native, adt, mps, egoexo)", optarg);
+			if (recording_layout_from_name(optarg, &layout)) {
+				char names[256];
+
+				recording_layout_names(names, sizeof(names));
+				error("unknown layout '%s' (%s)", optarg, names);
 				return CMD_USAGE;
 			}
 			break;

@@ -20,6 +20,7 @@ enum { CMD_OK = 0, CMD_FAILED = 1, CMD_USAGE = 2 };
 
 int cmd_synth(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_frames(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 /* Moving AI benchmark runner, reached as `proxima tool astar`. */
 int cmd_tool_astar(int argc, char **argv);
@@ -30,6 +31,7 @@ int cmd_regenerate(int argc, char **argv);
 int cmd_review(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 
 /*

@@ -11,12 +11,14 @@
 static const struct command commands[] = {
 	{ "synth", cmd_synth, "write a synthetic recording" },
 	{ "inspect", cmd_inspect, "describe a recording folder" },
+	{ "frames", cmd_frames, "write the frames of a recording at device times (JPEG)" },
 	{ "generate", cmd_generate, "generate QAs from recordings into a store" },
 	{ "regenerate", cmd_regenerate, "replace the unreviewed QAs of one category" },
 	{ "stats", cmd_stats, "counts and QC figures of a store" },
 	{ "review", cmd_review, "review generated QAs (web page and CLI)" },
 	{ "export", cmd_export, "export reviewed QAs (EgoProx, JSONL, lmms-eval, ...)" },
 	{ "eval", cmd_eval, "score model answers (EgoProx metrics)" },
+	{ "audit", cmd_audit, "how well solvers that never see the video answer the QAs" },
 	{ "merge", cmd_merge, "merge shard stores into one by QA id" },
 	{ "tool", cmd_tool, "run a native 3D tool" },
 };

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1679,6 +1680,87 @@ static void cache_lookup(struct llm_client *c, const struct llm_tool *tools, siz
 	free(resp);
 }
 
+/*
+ * The outcome of one HTTP attempt into out: 0 for a parsed reply, else
+ * the error, with *retryable saying whether another attempt may help.
+ */
+static int attempt_outcome(struct llm_client *c, struct attempt *a, int attempt,
+			   const struct llm_tool *tools, size_t ntools, struct llm_reply *out,
+			   int *retryable)
+{
+	int rc;
+
+	out->attempts = attempt + 1;
+	out->latency_ms = a->latency_ms;
+	out->http_status = a->status;
+	out->replayed = a->replayed;
+	free(out->request_id);
+	out->request_id = xstrdup(hdr(a, "x-request-id"));
+	free(out->body);
+	out->body = a->body;
+	a->body = NULL;
+	memset(&out->error, 0, sizeof(out->error));
+	out->error.retry_after_ms = -1;
+	if (a->status == 0) {
+		out->error.curl_code = (int)a->cc;
+		copy_field(out->error.message, sizeof(out->error.message),
+			   c->errbuf[0] ? c->errbuf : curl_easy_strerror(a->cc));
+		if (a->too_big)
+			return err_set(ENG_ETOOBIG, "llm: %s: response larger than %zu bytes",
+				       c->shown_url, c->cfg.max_response_bytes);
+		*retryable = curl_retryable(a->cc);
+		return a->cc == CURLE_OPERATION_TIMEDOUT ? ENG_ETIMEOUT : ENG_EHTTP;
+	}
+	if (a->status >= 200 && a->status < 300) {
+		rc = llm_reply_parse(out->body, a->len, tools, ntools, c->cfg.salvage,
+				     &c->id_counter, out);
+		if (!rc)
+			return 0;
+		out->error.http_status = a->status;
+		copy_field(out->error.message, sizeof(out->error.message), err_msg());
+		*retryable = 1;
+		return rc;
+	}
+	llm_error_parse(out->body, a->len, a->status, &out->error);
+	header_hints(a, &out->error);
+	*retryable = status_retryable(a, &out->error);
+	return ENG_EHTTP;
+}
+
+/*
+ * Waits before the next attempt (Retry-After, else backoff with jitter),
+ * within the client's budgets. Returns false when no retry should follow.
+ */
+static bool retry_wait(struct llm_client *c, const struct attempt *a, int attempt,
+		       struct llm_reply *out)
+{
+	long delay = out->error.retry_after_ms;
+
+	if (delay > c->cfg.max_retry_after_ms) {
+		logf_(c, "llm: server asks to wait %ld ms (> %ld): not retrying", delay,
+		      c->cfg.max_retry_after_ms);
+		return false;
+	}
+	if (delay <= 0)
+		delay = llm_backoff_ms(attempt, c->cfg.max_backoff_ms, rng_unit(&c->rng));
+	if (out->retry_wait_ms + delay > c->cfg.max_retry_wait_ms) {
+		logf_(c, "llm: retry wait budget %ld ms spent", c->cfg.max_retry_wait_ms);
+		return false;
+	}
+	logf_(c, "llm: attempt %d/%d %s -> %d%s%s (%s); retry in %ld ms", attempt + 1,
+	      c->cfg.max_retries + 1, c->shown_url, a->status,
+	      out->request_id ? " request-id " : "", out->request_id ? out->request_id : "",
+	      out->error.message, delay);
+	out->retry_wait_ms += delay;
+	if (!a->replayed) {
+		if (c->cfg.sleep_ms)
+			c->cfg.sleep_ms(c->cfg.sleep_ctx, delay);
+		else
+			default_sleep(NULL, delay);
+	}
+	return true;
+}
+
 int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	     const struct llm_tool *tools, size_t ntools,
 	     const struct llm_opts *opts, struct llm_reply *out)
@@ -1687,8 +1769,7 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	char *wire = NULL;
 	size_t wire_len;
 	struct attempt a;
-	int attempt, retryable, hit = 0;
-	long delay;
+	int attempt, retryable = 0, hit = 0;
 	int rc = 0;
 
 	memset(&a, 0, sizeof(a));
@@ -1713,68 +1794,14 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 		rc = transport(c, out->key, wire, wire_len, &a);
 		if (rc)
 			goto out;
-		out->attempts = attempt + 1;
-		out->latency_ms = a.latency_ms;
-		out->http_status = a.status;
-		out->replayed = a.replayed;
-		free(out->request_id);
-		out->request_id = xstrdup(hdr(&a, "x-request-id"));
-		free(out->body);
-		out->body = a.body;
-		a.body = NULL;
-		memset(&out->error, 0, sizeof(out->error));
-		out->error.retry_after_ms = -1;
-		if (a.status == 0) {
-			out->error.curl_code = (int)a.cc;
-			copy_field(out->error.message, sizeof(out->error.message),
-				   c->errbuf[0] ? c->errbuf : curl_easy_strerror(a.cc));
-			if (a.too_big) {
-				rc = err_set(ENG_ETOOBIG, "llm: %s: response larger than %zu bytes",
-					     c->shown_url, c->cfg.max_response_bytes);
-				goto out;
-			}
-			rc = a.cc == CURLE_OPERATION_TIMEDOUT ? ENG_ETIMEOUT : ENG_EHTTP;
-			retryable = curl_retryable(a.cc);
-		} else if (a.status >= 200 && a.status < 300) {
-			rc = llm_reply_parse(out->body, a.len, tools, ntools, c->cfg.salvage,
-					     &c->id_counter, out);
-			if (!rc)
-				break;
-			out->error.http_status = a.status;
-			copy_field(out->error.message, sizeof(out->error.message), err_msg());
-			retryable = 1;
-		} else {
-			llm_error_parse(out->body, a.len, a.status, &out->error);
-			header_hints(&a, &out->error);
-			rc = ENG_EHTTP;
-			retryable = status_retryable(&a, &out->error);
-		}
-		if (!retryable || attempt >= c->cfg.max_retries)
+		rc = attempt_outcome(c, &a, attempt, tools, ntools, out, &retryable);
+		if (!rc || rc == ENG_ETOOBIG)
 			break;
-		delay = out->error.retry_after_ms;
-		if (delay > c->cfg.max_retry_after_ms) {
-			logf_(c, "llm: server asks to wait %ld ms (> %ld): not retrying", delay,
-			      c->cfg.max_retry_after_ms);
+		if (!retryable || attempt >= c->cfg.max_retries || !retry_wait(c, &a, attempt, out))
 			break;
-		}
-		if (delay <= 0)
-			delay = llm_backoff_ms(attempt, c->cfg.max_backoff_ms, rng_unit(&c->rng));
-		if (out->retry_wait_ms + delay > c->cfg.max_retry_wait_ms) {
-			logf_(c, "llm: retry wait budget %ld ms spent", c->cfg.max_retry_wait_ms);
-			break;
-		}
-		logf_(c, "llm: attempt %d/%d %s -> %d%s%s (%s); retry in %ld ms", attempt + 1,
-		      c->cfg.max_retries + 1, c->shown_url, a.status,
-		      out->request_id ? " request-id " : "", out->request_id ? out->request_id : "",
-		      out->error.message, delay);
-		out->retry_wait_ms += delay;
-		if (!a.replayed) {
-			if (c->cfg.sleep_ms)
-				c->cfg.sleep_ms(c->cfg.sleep_ctx, delay);
-			else
-				default_sleep(NULL, delay);
-		}
 	}
+	if (rc == ENG_ETOOBIG)
+		goto out;
 	if (rc) {
 		char what[160] = "";
 

@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Exports of reviewed QA sets (EgoProx, JSONL, lmms-eval, VLMEvalKit,
- * Label Studio, LLaVA) with a manifest, and frame extraction through
- * ffmpeg run with an argument vector (posix_spawnp, never a shell).
+ * Label Studio, LLaVA) with a manifest, and the clip frames written in
+ * one pass over each recording's video (engine/recording/video.h).
  */
 #include "export.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,23 +23,39 @@
 #include "err.h"
 #include "recording.h"
 #include "store.h"
+#include "video.h"
 
-extern char **environ;
+/* ============================== Formats ============================== */
 
-/* ============================== Names ============================== */
+struct exporter;
+struct item;
 
-static const char *const format_names[EXPORT_NFORMAT] = {
-	"egoprox", "jsonl", "lmms-eval", "vlmevalkit", "labelstudio", "llava"
+/*
+ * One row per output format: its name and main file, how records are
+ * framed, which QAs it can hold, how one record is written, and the files
+ * it writes beside the records. Adding a format is one row and its record
+ * function.
+ */
+struct export_ops {
+	const char *name;      /* --format value */
+	const char *file;      /* the main records file in the output folder */
+	bool array;            /* the file is one JSON array (else one record per line) */
+	bool mc_only;          /* multiple-choice QAs only: chains are skipped */
+	bool needs_source;     /* QAs need an EgoProx source name */
+	bool counts_first;     /* a first pass over the QAs sizes the header (TSV) */
+	/* one record as JSON (NULL on failure, *rc set for other errors than memory) */
+	cJSON *(*record)(struct exporter *x, const struct item *it, int *rc);
+	/* or one line of text, with it NULL for the header line */
+	int (*row)(struct exporter *x, const struct item *it, struct buf *out);
+	int (*extra)(struct exporter *x); /* files beside the records, or NULL */
+	const char *extra_files[3];       /* their names, for the manifest */
 };
 
-static const char *const format_files[EXPORT_NFORMAT] = {
-	"egoprox.json", "records.jsonl", "proxima.jsonl", "Proxima.tsv", "tasks.json",
-	"llava.json"
-};
+static const struct export_ops *ops_of(enum export_format f);
 
 const char *export_format_name(enum export_format f)
 {
-	return (unsigned)f < EXPORT_NFORMAT ? format_names[f] : "?";
+	return (unsigned)f < EXPORT_NFORMAT ? ops_of(f)->name : "?";
 }
 
 enum export_format export_format_from_name(const char *name)
@@ -50,14 +63,14 @@ enum export_format export_format_from_name(const char *name)
 	int i;
 
 	for (i = 0; name && i < EXPORT_NFORMAT; i++)
-		if (!strcmp(name, format_names[i]))
+		if (!strcmp(name, ops_of((enum export_format)i)->name))
 			return (enum export_format)i;
 	return EXPORT_NFORMAT;
 }
 
 const char *export_format_file(enum export_format f)
 {
-	return (unsigned)f < EXPORT_NFORMAT ? format_files[f] : "?";
+	return (unsigned)f < EXPORT_NFORMAT ? ops_of(f)->file : "?";
 }
 
 const char *export_egoprox_source(const char *category, const char *metric)
@@ -339,121 +352,27 @@ static void now_iso(char *out, size_t size)
 	snprintf(out, size, "%s.%03dZ", b, (int)(ts.tv_nsec / 1000000));
 }
 
-/* ============================== ffmpeg ============================== */
-
-/*
- * Extracts the frame at t_s seconds of `video` into out_path as JPEG (at
- * most 640 px wide, EgoProx's frame width) by running ffmpeg with an
- * argument vector. Its stderr is read through a pipe; the first line goes
- * into the error message.
- */
-static int ffmpeg_frame(const char *prog, const char *video, double t_s,
-			const char *out_path)
-{
-	const char *args[] = { prog, "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-			       "-ss", NULL, "-i", video, "-frames:v", "1",
-			       "-vf", "scale='min(640,iw)':-2", "-q:v", "2", out_path };
-	char ts[32], store[3 * PATH_MAX], msg[512] = "";
-	char *argv[ARRAY_SIZE(args) + 1];
-	size_t i, used = 0, mlen = 0;
-	posix_spawn_file_actions_t fa;
-	int pfd[2] = { -1, -1 }, status = 0, rc = 0, e, fa_ok = 0;
-	pid_t pid = -1;
-	struct stat sb;
-
-	snprintf(ts, sizeof(ts), "%.6f", t_s);
-	args[7] = ts;
-	for (i = 0; i < ARRAY_SIZE(args); i++) {
-		size_t n = strlen(args[i]) + 1;
-
-		if (used + n > sizeof(store))
-			return err_set(ENG_EINVAL, "'%s': path too long", video);
-		memcpy(store + used, args[i], n);
-		argv[i] = store + used;
-		used += n;
-	}
-	argv[ARRAY_SIZE(args)] = NULL;
-	unlink(out_path);
-	if (pipe(pfd)) {
-		e = errno;
-		return err_set(ENG_EIO, "pipe: %s", strerror(e));
-	}
-	if (posix_spawn_file_actions_init(&fa)) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	fa_ok = 1;
-	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
-	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
-	    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2) ||
-	    posix_spawn_file_actions_addclose(&fa, pfd[0]) ||
-	    posix_spawn_file_actions_addclose(&fa, pfd[1])) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	e = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
-	if (e) {
-		pid = -1;
-		rc = err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO,
-			     "cannot run '%s': %s (install ffmpeg, or export without --frames)",
-			     prog, strerror(e));
-		goto out;
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	for (;;) {
-		char b[256];
-		ssize_t n = read(pfd[0], b, sizeof(b));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (mlen + 1 < sizeof(msg)) {
-			size_t k = (size_t)n < sizeof(msg) - 1 - mlen ? (size_t)n : sizeof(msg) - 1 - mlen;
-
-			memcpy(msg + mlen, b, k);
-			mlen += k;
-			msg[mlen] = '\0';
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			e = errno;
-			rc = err_set(ENG_EIO, "waitpid: %s", strerror(e));
-			goto out;
-		}
-	}
-	pid = -1;
-	msg[strcspn(msg, "\r\n")] = '\0';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		rc = err_set(ENG_ENOENT, "cannot run '%s' (install ffmpeg, or export without --frames)",
-			     prog);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		rc = err_set(ENG_EIO, "ffmpeg failed (status %d)%s%s", WIFEXITED(status) ?
-			     WEXITSTATUS(status) : -1, *msg ? ": " : "", msg);
-	} else if (stat(out_path, &sb) || sb.st_size == 0) {
-		rc = err_set(ENG_EIO, "ffmpeg wrote no frame (time past the end of the video?)%s%s",
-			     *msg ? ": " : "", msg);
-	}
-out:
-	if (fa_ok)
-		posix_spawn_file_actions_destroy(&fa);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	return rc;
-}
-
 /* ============================== The exporter ============================== */
 
-/* The video of the recording last looked up. */
+/* A frame waiting to be written by the one pass over its recording's video. */
+struct frame_job {
+	int64_t t_ns;       /* device time */
+	char *path;         /* DIR/Frames/<id>/NNN.jpg */
+};
+
+/*
+ * The video of the recording last looked up, and the frames asked of it
+ * so far: QAs come grouped by recording, and its frames are written in
+ * one pass when the next recording comes or the export ends.
+ */
 struct video_cache {
 	char *rec_id;       /* recording looked up, or NULL */
 	char *video;        /* its video file, or NULL */
 	int64_t t0_ns;      /* device time of the video's first frame */
-	double fps;         /* 0 when unknown */
+	struct recording *rec;  /* the recording, while its video is open */
+	struct video *v;        /* its video, or NULL */
+	struct frame_job *jobs; /* frames to write */
+	size_t njobs, capjobs;
 };
 
 struct exporter {
@@ -568,11 +487,72 @@ static int item_init(struct exporter *x, const struct store_qa *qa, struct item 
 	return 0;
 }
 
-/* Looks up (and caches) the video of recording rec_id. */
+/*
+ * Writes the frames queued for the current recording in one pass over
+ * its video (video_extract sorts their times and decodes forward once).
+ */
+static int frames_flush(struct exporter *x)
+{
+	struct video_cache *vc = &x->vc;
+	struct video_shot *shots = NULL;
+	int64_t *t = NULL;
+	const char **paths = NULL;
+	size_t i, n = vc->njobs;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	paths = malloc(n * sizeof(*paths));
+	shots = calloc(n, sizeof(*shots));
+	if (!t || !paths || !shots) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		t[i] = vc->jobs[i].t_ns;
+		paths[i] = vc->jobs[i].path;
+	}
+	rc = video_extract(vc->v, t, n, VIDEO_DEFAULT_WIDTH, paths, shots);
+	if (rc) {
+		char m[1024];
+
+		snprintf(m, sizeof(m), "%s", err_msg());
+		rc = err_set(rc, "recording '%s': frames of %zu QAs from '%s': %s", vc->rec_id,
+			     n / (size_t)(x->p->frames > 0 ? x->p->frames : 1), vc->video, m);
+		goto out;
+	}
+	x->sum.frames_written += n;
+out:
+	for (i = 0; i < n; i++)
+		free(vc->jobs[i].path);
+	vc->njobs = 0;
+	free(t);
+	free(paths);
+	free(shots);
+	return rc;
+}
+
+/* Writes what is queued and forgets the current recording. */
+static int video_drop(struct exporter *x)
+{
+	struct video_cache *vc = &x->vc;
+	int rc = frames_flush(x);
+
+	video_close(vc->v);
+	recording_free(vc->rec);
+	free(vc->rec_id);
+	free(vc->video);
+	free(vc->jobs);
+	memset(vc, 0, sizeof(*vc));
+	return rc;
+}
+
+/* Looks up (and caches) the video of recording rec_id, and opens it. */
 static int video_lookup(struct exporter *x, const char *rec_id)
 {
 	struct video_cache *vc = &x->vc;
-	struct recording *rec = NULL;
+	struct video_info vi;
 	cJSON *r = NULL, *info = NULL;
 	const char *root, *why = NULL;
 	char whyb[600];
@@ -580,9 +560,9 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 
 	if (vc->rec_id && !strcmp(vc->rec_id, rec_id))
 		return 0;
-	free(vc->rec_id);
-	free(vc->video);
-	memset(vc, 0, sizeof(*vc));
+	rc = video_drop(x);
+	if (rc)
+		return rc;
 	vc->rec_id = strdup(rec_id);
 	if (!vc->rec_id)
 		return ENG_ENOMEM;
@@ -593,33 +573,37 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 	if (!root) {
 		why = "the store has no folder for this recording";
 	} else {
-		rc = recording_load(root, REC_LAYOUT_AUTO, &rec);
+		rc = recording_load(root, REC_LAYOUT_AUTO, &vc->rec);
 		if (rc) {
 			snprintf(whyb, sizeof(whyb), "cannot load '%s': %s", root,
 				 *err_msg() ? err_msg() : eng_strerror(rc));
 			why = whyb;
 			rc = 0;
-		} else if (!rec->video.path) {
+		} else if (!vc->rec->video.path) {
 			why = "the recording has no video";
-		} else {
-			size_t n = strlen(rec->root) + strlen(rec->video.path) + 2;
+		} else if (snprintf(whyb, sizeof(whyb), "%s/%s", vc->rec->root, vc->rec->video.path) > 0 &&
+			   vc->rec->video.path[0] != '/' && access(whyb, R_OK)) {
+			char path[sizeof(whyb)];
 
-			vc->video = malloc(n);
-			if (!vc->video) {
-				rc = ENG_ENOMEM;
+			memcpy(path, whyb, sizeof(path));
+			snprintf(whyb, sizeof(whyb), "video '%.500s' cannot be read", path);
+			why = whyb;
+		} else {
+			rc = video_open(vc->rec, &vc->v);
+			if (rc == ENG_ENOMEM)
 				goto out;
-			}
-			if (rec->video.path[0] == '/')
-				snprintf(vc->video, n, "%s", rec->video.path);
-			else
-				snprintf(vc->video, n, "%s/%s", rec->root, rec->video.path);
-			vc->t0_ns = rec->video.t0_ns;
-			vc->fps = rec->video.fps;
-			if (access(vc->video, R_OK)) {
-				snprintf(whyb, sizeof(whyb), "video '%s' cannot be read", vc->video);
+			if (rc) {
+				snprintf(whyb, sizeof(whyb), "%s", *err_msg() ? err_msg() : eng_strerror(rc));
 				why = whyb;
-				free(vc->video);
-				vc->video = NULL;
+				rc = 0;
+			} else {
+				video_get_info(vc->v, &vi);
+				vc->video = strdup(vi.file);
+				if (!vc->video) {
+					rc = ENG_ENOMEM;
+					goto out;
+				}
+				vc->t0_ns = vi.t_first_ns;
 			}
 		}
 	}
@@ -635,7 +619,6 @@ static int video_lookup(struct exporter *x, const char *rec_id)
 	else
 		cJSON_Delete(info);
 out:
-	recording_free(rec);
 	cJSON_Delete(r);
 	return rc;
 }
@@ -691,20 +674,32 @@ video:
 	snprintf(path, sizeof(path), "%s/Frames/%s", x->dir, qa->id);
 	rc = mkdirs(path);
 	for (i = 0; !rc && i < it->nframes; i++) {
-		double t_s = (double)(it->times[i] - it->video_t0) / 1e9;
+		struct video_cache *vc = &x->vc;
+		struct frame_job *j;
+		size_t n = strlen(x->dir) + strlen(qa->id) + 24;
 
-		snprintf(path, sizeof(path), "%s/Frames/%s/%03d.jpg", x->dir, qa->id, i + 1);
-		rc = ffmpeg_frame(x->p->ffmpeg ? x->p->ffmpeg : "ffmpeg", it->video,
-				  t_s < 0 ? 0 : t_s, path);
-		if (rc) {
-			char m[1024];
+		if (vc->njobs == vc->capjobs) {
+			size_t cap = vc->capjobs ? 2 * vc->capjobs : 64;
+			struct frame_job *nj = realloc(vc->jobs, cap * sizeof(*nj));
 
-			snprintf(m, sizeof(m), "%s", err_msg());
-			return err_set(rc, "qa '%s': frame %d at %" PRId64 " ns (%.3f s into '%s'): %s",
-				       qa->id, i + 1, it->times[i], t_s, it->video, m);
+			if (!nj) {
+				rc = ENG_ENOMEM;
+				break;
+			}
+			vc->jobs = nj;
+			vc->capjobs = cap;
 		}
-		x->sum.frames_written++;
+		j = &vc->jobs[vc->njobs];
+		j->path = malloc(n);
+		if (!j->path) {
+			rc = ENG_ENOMEM;
+			break;
+		}
+		snprintf(j->path, n, "%s/Frames/%s/%03d.jpg", x->dir, qa->id, i + 1);
+		j->t_ns = it->times[i];
+		vc->njobs++;
 	}
+	/* written by frames_flush(); an export whose frames fail fails as a whole */
 	it->extracted = !rc;
 	return rc;
 }
@@ -1128,11 +1123,59 @@ static int row_vlmevalkit(struct exporter *x, const struct item *it, struct buf 
 	return rc;
 }
 
+static cJSON *egoprox_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_egoprox(x, it);
+}
+
+static cJSON *lmms_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_lmms(x, it);
+}
+
+static cJSON *labelstudio_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_labelstudio(x, it);
+}
+
+static cJSON *llava_record(struct exporter *x, const struct item *it, int *rc)
+{
+	(void)rc;
+	return rec_llava(x, it);
+}
+
+static int write_lmms_task(struct exporter *x);
+static int write_labelstudio_config(struct exporter *x);
+
+static const struct export_ops formats[EXPORT_NFORMAT] = {
+	[EXPORT_EGOPROX] = { "egoprox", "egoprox.json", true, false, true, false,
+			     egoprox_record, NULL, NULL, { NULL } },
+	[EXPORT_JSONL] = { "jsonl", "records.jsonl", false, false, false, false,
+			   rec_jsonl, NULL, NULL, { NULL } },
+	[EXPORT_LMMS_EVAL] = { "lmms-eval", "proxima.jsonl", false, false, false, false,
+			       lmms_record, NULL, write_lmms_task, { "proxima.yaml", "utils.py" } },
+	[EXPORT_VLMEVALKIT] = { "vlmevalkit", "Proxima.tsv", false, true, false, true,
+				NULL, row_vlmevalkit, NULL, { NULL } },
+	[EXPORT_LABELSTUDIO] = { "labelstudio", "tasks.json", true, true, false, false,
+				 labelstudio_record, NULL, write_labelstudio_config,
+				 { "config.xml" } },
+	[EXPORT_LLAVA] = { "llava", "llava.json", true, false, false, false,
+			   llava_record, NULL, NULL, { NULL } },
+};
+
+static const struct export_ops *ops_of(enum export_format f)
+{
+	return &formats[(unsigned)f < EXPORT_NFORMAT ? f : EXPORT_JSONL];
+}
+
 /* ============================== Writing ============================== */
 
 static int is_array_format(enum export_format f)
 {
-	return f == EXPORT_EGOPROX || f == EXPORT_LABELSTUDIO || f == EXPORT_LLAVA;
+	return ops_of(f)->array;
 }
 
 static int put_text(struct exporter *x, const char *s, size_t n)
@@ -1170,31 +1213,13 @@ static int write_item(struct exporter *x, const struct item *it)
 	char *s = NULL, key[8];
 	int rc = 0;
 
-	switch (f) {
-	case EXPORT_EGOPROX:
-		r = rec_egoprox(x, it);
-		break;
-	case EXPORT_JSONL:
-		r = rec_jsonl(x, it, &rc);
-		break;
-	case EXPORT_LMMS_EVAL:
-		r = rec_lmms(x, it);
-		break;
-	case EXPORT_LABELSTUDIO:
-		r = rec_labelstudio(x, it);
-		break;
-	case EXPORT_LLAVA:
-		r = rec_llava(x, it);
-		break;
-	case EXPORT_VLMEVALKIT:
-		rc = row_vlmevalkit(x, it, &x->line);
-		break;
-	default:
-		return err_set(ENG_EINVAL, "bad export format");
-	}
+	if (ops_of(f)->record)
+		r = ops_of(f)->record(x, it, &rc);
+	else
+		rc = ops_of(f)->row(x, it, &x->line);
 	if (rc)
 		goto out;
-	if (f != EXPORT_VLMEVALKIT) {
+	if (ops_of(f)->record) {
 		s = r && !x->oom ? cJSON_PrintUnformatted(r) : NULL;
 		if (!s) {
 			rc = ENG_ENOMEM;
@@ -1238,12 +1263,12 @@ static int on_qa(const struct store_qa *qa, void *ctx)
 	rc = item_init(x, qa, it);
 	if (rc)
 		goto out;
-	if (f == EXPORT_EGOPROX && !it->source) {
+	if (ops_of(f)->needs_source && !it->source) {
 		skip(x, "no_egoprox_source");
 		rc = 1;
 		goto out;
 	}
-	if (it->chain && (f == EXPORT_VLMEVALKIT || f == EXPORT_LABELSTUDIO)) {
+	if (it->chain && ops_of(f)->mc_only) {
 		skip(x, "chain_not_multiple_choice");
 		rc = 1;
 		goto out;
@@ -1445,10 +1470,16 @@ static const char labelstudio_config[] =
 	"  <TextArea name=\"note\" toName=\"video\" placeholder=\"Note (optional)\" maxSubmissions=\"1\"/>\n"
 	"</View>\n";
 
+static int write_labelstudio_config(struct exporter *x)
+{
+	return write_file(x->dir, "config.xml", labelstudio_config);
+}
+
 static int write_manifest(struct exporter *x)
 {
 	int *oom = &x->oom;
 	cJSON *m = x->manifest, *c, *fr, *files;
+	size_t i;
 	char now[96], *text;
 	int rc;
 
@@ -1493,12 +1524,9 @@ static int write_manifest(struct exporter *x)
 	x->recordings = NULL;
 	files = j_add(oom, m, "files", cJSON_CreateArray());
 	j_str(oom, files, NULL, export_format_file(x->p->format));
-	if (x->p->format == EXPORT_LMMS_EVAL) {
-		j_str(oom, files, NULL, "proxima.yaml");
-		j_str(oom, files, NULL, "utils.py");
-	} else if (x->p->format == EXPORT_LABELSTUDIO) {
-		j_str(oom, files, NULL, "config.xml");
-	}
+	for (i = 0; i < ARRAY_SIZE(ops_of(x->p->format)->extra_files); i++)
+		if (ops_of(x->p->format)->extra_files[i])
+			j_str(oom, files, NULL, ops_of(x->p->format)->extra_files[i]);
 	j_str(oom, m, "ids_sha256", x->sum.ids_sha256);
 	j_str(oom, m, "ids_sha256_rule", "SHA-256 of the exported ids sorted bytewise, each "
 	      "followed by a newline");
@@ -1590,7 +1618,7 @@ int export_run(struct store *st, const struct export_params *p,
 	rc = mkdirs(x->dir);
 	if (rc)
 		goto out;
-	if (p->format == EXPORT_VLMEVALKIT) {
+	if (ops_of(p->format)->counts_first) {
 		x->counting = 1;
 		rc = store_qa_iter(st, &flt, 0, on_qa, x);
 		x->counting = 0;
@@ -1600,17 +1628,16 @@ int export_run(struct store *st, const struct export_params *p,
 	rc = open_main(x);
 	if (!rc && is_array_format(p->format))
 		rc = put_text(x, "[\n", 2);
-	if (!rc && p->format == EXPORT_VLMEVALKIT) {
-		rc = row_vlmevalkit(x, NULL, &x->line);
+	if (!rc && ops_of(p->format)->row) {
+		rc = ops_of(p->format)->row(x, NULL, &x->line);
 		rc = rc ? rc : put_text(x, x->line.ptr, x->line.len);
 	}
 	rc = rc ? rc : store_qa_iter(st, &flt, 0, on_qa, x);
+	rc = rc ? rc : frames_flush(x);
 	rc = rc ? rc : close_main(x);
 	rc = rc ? rc : ids_digest(x);
-	if (!rc && p->format == EXPORT_LMMS_EVAL)
-		rc = write_lmms_task(x);
-	if (!rc && p->format == EXPORT_LABELSTUDIO)
-		rc = write_file(x->dir, "config.xml", labelstudio_config);
+	if (!rc && ops_of(p->format)->extra)
+		rc = ops_of(p->format)->extra(x);
 	x->sum.exported = x->n;
 	rc = rc ? rc : write_manifest(x);
 	if (!rc && out)
@@ -1623,8 +1650,10 @@ out:
 	for (i = 0; i < x->nids; i++)
 		free(x->ids[i]);
 	free(x->ids);
-	free(x->vc.rec_id);
-	free(x->vc.video);
+	for (i = 0; i < x->vc.njobs; i++) /* left over after an error: not written */
+		free(x->vc.jobs[i].path);
+	x->vc.njobs = 0;
+	video_drop(x);
 	free(x->tmp_path);
 	free(x->final_path);
 	free(x->dir);

@@ -3,7 +3,8 @@
  * Exports of reviewed QA sets for evaluation harnesses and training: the
  * EgoProx benchmark layout, full JSONL records, lmms-eval, VLMEvalKit,
  * Label Studio and LLaVA (docs/export.md gives every field), each with a
- * manifest, and the frames of each clip extracted with ffmpeg on request.
+ * manifest, and the frames of each clip extracted on request (one pass
+ * over each recording's video, engine/recording/video.h).
  *
  * Conventions: functions return 0 or a negative enum eng_err with
  * err_set() naming the file, QA or field at fault. The exporter reads the
@@ -60,7 +61,7 @@ struct export_params {
 	const char *tasks;          /* comma list of CATEGORY, CATEGORY.SUBTASK,
 				     * CATEGORY.SUBTASK/METRIC; NULL = every task */
 	int frames;                 /* > 0: extract this many frames per QA; 0: list only */
-	const char *ffmpeg;         /* ffmpeg program (PATH is searched); NULL = "ffmpeg" */
+	const char *ffmpeg;         /* unused: frames are decoded in-process */
 	const char *engine_version; /* written to the manifest (required) */
 };
 
@@ -78,14 +79,15 @@ struct export_summary {
  * store's listing order (recording, T, id), into p->dir: the format's
  * files and manifest.json. With p->frames > 0, N frames per QA are taken
  * uniformly over the clip (both ends included) from the recording's video
- * with ffmpeg into DIR/Frames/<id>/001.jpg ...; a recording without a
+ * into DIR/Frames/<id>/001.jpg ... (at most 640 px wide; the frames of
+ * one recording in one pass over its video); a recording without a
  * video (or that cannot be loaded) is named in the manifest and its QAs
  * list the intended frame names and times. Fills *out when it is not NULL.
  * Returns 0; ENG_EINVAL (bad parameters, bad task list, a QA whose stored
  * JSON does not have the expected shape, naming its id); ENG_ENOENT when
- * ffmpeg is needed but cannot be run; ENG_EIO (a file cannot be written,
- * ffmpeg failed on a frame: the message names the QA, the frame time and
- * ffmpeg's first error line); ENG_EDB; ENG_ENOMEM.
+ * a video cannot be read; ENG_EIO (a file cannot be written); ENG_EPARSE
+ * (a video breaks while its frames are decoded: the message names the
+ * recording and the file); ENG_EDB; ENG_ENOMEM.
  */
 int export_run(struct store *st, const struct export_params *p,
 	       struct export_summary *out);

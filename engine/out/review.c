@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The review server: libmicrohttpd on one internal thread, the embedded
- * page from web/, a JSON API over the store and the recordings' videos
- * with Range support. The contract and the security model are in
+ * The review server: libmicrohttpd on a pool of threads with a watchdog
+ * for slow clients, the embedded page from web/, a JSON API over the
+ * store and the recordings' videos with Range support. The contract and the security model are in
  * review.h; docs/review.md lists the routes.
  */
 #include "review.h"
@@ -10,17 +10,22 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -32,8 +37,11 @@
 #include "err.h"
 #include "jsonfile.h"
 #include "store.h"
+#include "utf8.h"
 
 #define TOKEN_HEADER "X-Proxima-Token"
+#define ACCESS_COOKIE "proxima_access"
+#define ACCESS_PATH "/access/"
 
 /* The policy of every answer: no inline script or style, nothing foreign. */
 static const char review_csp[] =
@@ -41,26 +49,47 @@ static const char review_csp[] =
 	"media-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
 	"form-action 'none'; frame-ancestors 'none'";
 
-struct review_server {
-	struct MHD_Daemon *d;      /* the daemon (its thread uses st) */
-	struct store *st;          /* the store, used by the daemon's thread only */
-	char token[33];            /* session token, 32 hex digits */
-	char reviewer[REVIEW_MAX_REVIEWER + 1];
-	char bind[INET6_ADDRSTRLEN];
-	bool v6;                   /* bound to an IPv6 address */
-	bool loopback;             /* bound to a loopback address: check Host */
-	int port;                  /* bound port */
-	size_t max_body;           /* body cap of POSTs */
-	cJSON *counts;             /* cached store_stats() counts for the queue, or NULL */
-	int64_t counts_ms;         /* when counts was computed */
+/*
+ * One open connection, from MHD's connection notifications: the watchdog
+ * closes those that take longer than the request limit to deliver a
+ * whole request (slow or idle clients), whatever bytes they trickle in.
+ */
+struct conn {
+	struct conn *prev, *next; /* the server's list, under conns_lock */
+	int fd;                   /* its socket */
+	int64_t since_ms;         /* when the request being received began */
+	bool receiving;           /* a request is not complete yet */
+	bool cut;                 /* the watchdog shut it down */
 };
 
-/*
- * How long the queue's counts may be reused. The server's own writes drop
- * the cache at once; this only bounds how stale the counts get when
- * another process (the CLI, a generation run) writes to the store.
- */
-#define COUNTS_TTL_MS 2000
+/* How many store handles the server keeps open for its threads. */
+#define STORE_POOL 16
+
+struct review_server {
+	struct MHD_Daemon *d;      /* the daemon (its pool threads take handles) */
+	char *db_path;             /* the store file */
+	pthread_mutex_t pool_lock; /* guards pool[] */
+	struct store *pool[STORE_POOL]; /* idle handles, one per thread at a time */
+	int n_pool;
+	char token[33];            /* session token, 32 hex digits */
+	char access[33];           /* access secret off loopback, else "" */
+	char reviewer[REVIEW_MAX_REVIEWER + 1];
+	char bind[INET6_ADDRSTRLEN];
+	char link_host[INET6_ADDRSTRLEN]; /* the address the printed link names */
+	bool v6;                   /* bound to an IPv6 address */
+	bool loopback;             /* bound to a loopback address */
+	int port;                  /* bound port */
+	size_t max_body;           /* body cap of POSTs */
+	int64_t request_ms;        /* longest time to receive one request */
+	char **hosts;              /* Host names answered off loopback */
+	size_t n_hosts;
+	pthread_mutex_t conns_lock; /* guards conns and the struct conn fields */
+	struct conn *conns;        /* open connections */
+	pthread_t watchdog;        /* closes slow connections */
+	pthread_cond_t wake;       /* wakes the watchdog to stop */
+	bool stopping;             /* under conns_lock */
+	bool watchdog_running;
+};
 
 /* Per-request state, kept in MHD's connection closure. */
 struct req {
@@ -77,6 +106,28 @@ static int64_t now_ms(void)
 
 	gettimeofday(&tv, NULL);
 	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* Milliseconds on the monotonic clock, for the request limit. */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Constant-time equality of two 32-digit secrets. */
+static bool secret_eq(const char *a, const char *secret)
+{
+	unsigned diff = 0;
+	size_t i;
+
+	if (!a || strlen(a) != 32 || strlen(secret) != 32)
+		return false;
+	for (i = 0; i < 32; i++)
+		diff |= (unsigned)(a[i] ^ secret[i]);
+	return diff == 0;
 }
 
 /* 16 to 64 lowercase hex digits: the only ids the routes accept. */
@@ -127,6 +178,25 @@ int review_parse_option(const char *s, int *index)
 
 /* ======================= Videos ======================= */
 
+/*
+ * msg with every "DIR/" (and a bare DIR) removed, into out: paths inside
+ * a folder shown relative to it. Can't fail (cuts at size).
+ */
+static void relative_msg(const char *msg, const char *dir, char *out, size_t size)
+{
+	size_t n = strlen(dir), k = 0;
+
+	while (*msg && k + 1 < size) {
+		if (n && !strncmp(msg, dir, n) && (msg[n] == '/' || msg[n] == '\0' ||
+						     msg[n] == '\'')) {
+			msg += n + (msg[n] == '/');
+			continue;
+		}
+		out[k++] = *msg++;
+	}
+	out[k] = '\0';
+}
+
 /* True when real (a resolved path) is dir itself or inside it. */
 static bool path_inside(const char *real, const char *dir)
 {
@@ -160,7 +230,8 @@ int review_video_find(struct store *st, const char *rec_id, char **path, int64_t
 	root_real = realpath(root, NULL);
 	if (!root_real) {
 		e = errno;
-		rc = err_set(e == ENOMEM ? ENG_ENOMEM : ENG_ENOENT, "'%s': %s", root, strerror(e));
+		rc = err_set(e == ENOMEM ? ENG_ENOMEM : ENG_ENOENT,
+			     "recording '%s': its folder cannot be opened: %s", rec_id, strerror(e));
 		goto out;
 	}
 	rc = buf_addf(&joined, "%s/recording.json", root_real);
@@ -168,19 +239,25 @@ int review_video_find(struct store *st, const char *rec_id, char **path, int64_t
 		goto out;
 	rc = jsonfile_read(buf_str(&joined), &doc);
 	if (rc == ENG_ENOENT) {
-		err_set(rc, "'%s': no recording.json, so no video", root);
+		err_set(rc, "recording '%s': no recording.json, so no video", rec_id);
 		goto out;
 	}
-	if (rc)
+	if (rc) {
+		/* jsonfile names the file by its full path: name it in the recording */
+		char msg[512];
+
+		relative_msg(err_msg(), root_real, msg, sizeof(msg));
+		err_set(rc, "recording '%s': %s", rec_id, msg);
 		goto out;
+	}
 	video = cJSON_GetObjectItemCaseSensitive(doc, "video");
 	file = jstr(video, "path");
 	if (!file || !*file) {
-		rc = err_set(ENG_ENOENT, "'%s': recording.json names no video", buf_str(&joined));
+		rc = err_set(ENG_ENOENT, "recording '%s': recording.json names no video", rec_id);
 		goto out;
 	}
 	if (file[0] == '/') {
-		rc = err_set(ENG_EINVAL, "'%s': video path '%s' is absolute", buf_str(&joined), file);
+		rc = err_set(ENG_EINVAL, "recording '%s': video path '%s' is absolute", rec_id, file);
 		goto out;
 	}
 	buf_reset(&joined);
@@ -190,17 +267,18 @@ int review_video_find(struct store *st, const char *rec_id, char **path, int64_t
 	file_real = realpath(buf_str(&joined), NULL);
 	if (!file_real) {
 		e = errno;
-		rc = err_set(e == ENOMEM ? ENG_ENOMEM : ENG_ENOENT, "'%s': %s", buf_str(&joined),
-			     strerror(e));
+		rc = err_set(e == ENOMEM ? ENG_ENOMEM : ENG_ENOENT, "recording '%s': video '%s': %s",
+			     rec_id, file, strerror(e));
 		goto out;
 	}
 	if (!path_inside(file_real, root_real)) {
-		rc = err_set(ENG_EINVAL, "video '%s' resolves outside the recording folder '%s'",
-			     file, root_real);
+		rc = err_set(ENG_EINVAL, "recording '%s': video '%s' resolves outside the "
+			     "recording folder", rec_id, file);
 		goto out;
 	}
 	if (stat(file_real, &sb) || !S_ISREG(sb.st_mode)) {
-		rc = err_set(ENG_EINVAL, "video '%s' is not a regular file", file);
+		rc = err_set(ENG_EINVAL, "recording '%s': video '%s' is not a regular file",
+			     rec_id, file);
 		goto out;
 	}
 	if (rel) {
@@ -281,6 +359,26 @@ static int add_id_or_null(cJSON *o, const char *key, const char *id)
 	return cJSON_AddNullToObject(o, key) ? 0 : ENG_ENOMEM;
 }
 
+/* "verdicts" (each reviewer's current one) and "adjudication" (or null). */
+static int add_verdicts(struct store *st, cJSON *qa, const char *id)
+{
+	cJSON *v = NULL, *adj = NULL;
+	int rc = store_review_verdicts(st, id, &v, &adj);
+
+	if (rc)
+		return rc;
+	if (!cJSON_AddItemToObject(qa, "verdicts", v)) {
+		cJSON_Delete(v);
+		cJSON_Delete(adj);
+		return ENG_ENOMEM;
+	}
+	if (!cJSON_AddItemToObject(qa, "adjudication", adj)) {
+		cJSON_Delete(adj);
+		return ENG_ENOMEM;
+	}
+	return 0;
+}
+
 int review_item(struct store *st, const struct store_filter *filter, const char *id,
 		cJSON **out)
 {
@@ -298,6 +396,8 @@ int review_item(struct store *st, const struct store_filter *filter, const char 
 		rc = add_id_or_null(qa, "next", next);
 	if (!rc)
 		rc = add_group(qa);
+	if (!rc)
+		rc = add_verdicts(st, qa, id);
 	if (!rc)
 		rc = add_video(st, qa);
 	free(prev);
@@ -343,6 +443,31 @@ static enum MHD_Result send_mem(struct MHD_Connection *con, unsigned status,
 	return ret;
 }
 
+/* A malloc()ed copy of s[0..len) with each bad UTF-8 byte as U+FFFD. */
+static char *utf8_repaired(const char *s, size_t len, size_t *out_len)
+{
+	char *out = malloc(3 * len + 1);
+	size_t i = 0, k = 0;
+
+	if (!out)
+		return NULL;
+	while (i < len) {
+		size_t good = utf8_valid_prefix(s + i, len - i);
+
+		memcpy(out + k, s + i, good);
+		k += good;
+		i += good;
+		if (i < len) {
+			memcpy(out + k, "\xef\xbf\xbd", 3);
+			k += 3;
+			i++;
+		}
+	}
+	out[k] = '\0';
+	*out_len = k;
+	return out;
+}
+
 /* Sends j (consumed) as JSON. */
 static enum MHD_Result send_json(struct MHD_Connection *con, unsigned status, cJSON *j)
 {
@@ -354,11 +479,10 @@ static enum MHD_Result send_json(struct MHD_Connection *con, unsigned status, cJ
 	if (!text)
 		return send_mem(con, 500, "application/json", "{\"error\":\"out of memory\"}",
 				25, MHD_RESPMEM_PERSISTENT, NULL);
-	/* hand MHD a malloc()ed copy: cJSON's allocator need not be malloc */
-	len = strlen(text);
-	copy = malloc(len + 1);
-	if (copy)
-		memcpy(copy, text, len + 1);
+	/* hand MHD a malloc()ed copy (cJSON's allocator need not be malloc),
+	 * with any byte that is not UTF-8 (text stored before the store
+	 * checked it) as U+FFFD, so that the answer is always valid JSON */
+	copy = utf8_repaired(text, strlen(text), &len);
 	cJSON_free(text);
 	if (!copy)
 		return MHD_NO;
@@ -398,14 +522,32 @@ static enum MHD_Result send_error(struct MHD_Connection *con, unsigned status, c
 	return send_error_allow(con, status, msg, NULL);
 }
 
-/* Maps a library error to an HTTP status and sends err_msg(). */
-static enum MHD_Result send_eng_error(struct MHD_Connection *con, int rc)
+/*
+ * Maps a library error to an HTTP status and sends err_msg(), with the
+ * store's path (which store messages start with) cut to its file name:
+ * the answer names no file of the server by its full path.
+ */
+static enum MHD_Result send_eng_error(const struct review_server *s, struct MHD_Connection *con,
+				      int rc)
 {
 	unsigned status = rc == ENG_ENOTFOUND || rc == ENG_ENOENT ? 404
 			  : rc == ENG_EINVAL || rc == ENG_ERANGE ? 400 : 500;
-	const char *m = err_msg();
+	const char *m = err_msg(), *slash = strrchr(s->db_path, '/');
+	char msg[1024];
+	size_t n;
 
-	return send_error(con, status, *m ? m : eng_strerror(rc));
+	if (!*m)
+		return send_error(con, status, eng_strerror(rc));
+	if (!slash)
+		return send_error(con, status, m);
+	n = (size_t)(slash - s->db_path);
+	{
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)n, s->db_path);
+		relative_msg(m, dir, msg, sizeof(msg));
+	}
+	return send_error(con, status, msg);
 }
 
 /* ======================= Static files ======================= */
@@ -516,7 +658,8 @@ static int parse_range(const char *h, uint64_t size, uint64_t *first, uint64_t *
 	return 1;
 }
 
-static enum MHD_Result serve_media(struct review_server *s, struct MHD_Connection *con,
+static enum MHD_Result serve_media(struct review_server *s, struct store *st,
+				 struct MHD_Connection *con,
 				   const char *id)
 {
 	cJSON *qa = NULL;
@@ -533,14 +676,14 @@ static enum MHD_Result serve_media(struct review_server *s, struct MHD_Connectio
 	if (!id_ok(id, strlen(id)))
 		return send_error(con, 404, "no such item");
 	err_clear();
-	rc = store_qa_get(s->st, id, 0, &qa);
+	rc = store_qa_get(st, id, 0, &qa);
 	if (!rc)
-		rc = review_video_find(s->st, jstr(qa, "recording_id"), &path, &t0, NULL);
+		rc = review_video_find(st, jstr(qa, "recording_id"), &path, &t0, NULL);
 	cJSON_Delete(qa);
 	if (rc == ENG_EINVAL)
 		return send_error(con, 403, err_msg());
 	if (rc)
-		return send_eng_error(con, rc == ENG_EPARSE ? ENG_ENOENT : rc);
+		return send_eng_error(s, con, rc == ENG_EPARSE ? ENG_ENOENT : rc);
 	/* O_NOFOLLOW: a symbolic link swapped in after realpath() is refused */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ctype = video_type(path);
@@ -632,10 +775,11 @@ static void read_filter(struct MHD_Connection *con, struct store_filter *f)
 	f->not_reviewer = arg(con, "not_reviewer");
 }
 
-static enum MHD_Result api_session(struct review_server *s, struct MHD_Connection *con)
+static enum MHD_Result api_session(struct review_server *s, struct store *st,
+				 struct MHD_Connection *con)
 {
 	cJSON *j = cJSON_CreateObject();
-	const char *db = store_path(s->st), *slash = strrchr(db, '/');
+	const char *db = store_path(st), *slash = strrchr(db, '/');
 
 	if (!j || !cJSON_AddStringToObject(j, "reviewer", s->reviewer) ||
 	    !cJSON_AddStringToObject(j, "token", s->token) ||
@@ -662,40 +806,8 @@ static int slim_item(cJSON *it)
 	return add_group(it);
 }
 
-/*
- * {"total", "by_status", "groups"} of store_stats(), from the cache when it
- * is fresh (store_stats() reads every row: ~30 ms for 10,000 QAs).
- */
-static int queue_counts(struct review_server *s, cJSON **out)
-{
-	cJSON *stats = NULL, *c;
-	int64_t now = now_ms();
-	int rc;
-
-	if (!s->counts || now - s->counts_ms > COUNTS_TTL_MS || now < s->counts_ms) {
-		rc = store_stats(s->st, &stats);
-		if (rc)
-			return rc;
-		c = cJSON_CreateObject();
-		if (!c || !cJSON_AddNumberToObject(c, "total", jnum(stats, "total", 0))) {
-			cJSON_Delete(c);
-			cJSON_Delete(stats);
-			return ENG_ENOMEM;
-		}
-		cJSON_AddItemToObject(c, "by_status",
-				      cJSON_DetachItemFromObjectCaseSensitive(stats, "by_status"));
-		cJSON_AddItemToObject(c, "groups",
-				      cJSON_DetachItemFromObjectCaseSensitive(stats, "groups"));
-		cJSON_Delete(stats);
-		cJSON_Delete(s->counts);
-		s->counts = c;
-		s->counts_ms = now;
-	}
-	*out = cJSON_Duplicate(s->counts, 1);
-	return *out ? 0 : ENG_ENOMEM;
-}
-
-static enum MHD_Result api_queue(struct review_server *s, struct MHD_Connection *con)
+static enum MHD_Result api_queue(struct review_server *s, struct store *st,
+				 struct MHD_Connection *con)
 {
 	struct store_filter f;
 	cJSON *page = NULL, *counts = NULL, *recs = NULL, *ids, *it;
@@ -710,11 +822,11 @@ static enum MHD_Result api_queue(struct review_server *s, struct MHD_Connection 
 		return send_error(con, 400, err_msg());
 	if (f.limit == 0 || f.limit > REVIEW_MAX_LIMIT)
 		f.limit = f.limit ? REVIEW_MAX_LIMIT : REVIEW_DEFAULT_LIMIT;
-	rc = store_qa_list(s->st, &f, &page);
+	rc = store_qa_list(st, &f, &page);
 	if (!rc)
-		rc = queue_counts(s, &counts);
+		rc = store_review_counts(st, &counts);
 	if (!rc)
-		rc = store_recording_list(s->st, &recs);
+		rc = store_recording_list(st, &recs);
 	if (rc)
 		goto fail;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(page, "items")) {
@@ -741,7 +853,7 @@ fail:
 	cJSON_Delete(page);
 	cJSON_Delete(counts);
 	cJSON_Delete(recs);
-	return send_eng_error(con, rc);
+	return send_eng_error(s, con, rc);
 }
 
 /* What blind mode must not show before the reviewer answers. */
@@ -757,7 +869,8 @@ static void strip_for_blind(cJSON *qa)
 	cJSON_AddTrueToObject(qa, "blind");
 }
 
-static enum MHD_Result api_item(struct review_server *s, struct MHD_Connection *con,
+static enum MHD_Result api_item(struct review_server *s, struct store *st,
+				 struct MHD_Connection *con,
 				const char *id)
 {
 	struct store_filter f;
@@ -769,23 +882,24 @@ static enum MHD_Result api_item(struct review_server *s, struct MHD_Connection *
 		return send_error(con, 404, "no such item");
 	read_filter(con, &f);
 	err_clear();
-	rc = review_item(s->st, &f, id, &qa);
+	rc = review_item(st, &f, id, &qa);
 	if (rc)
-		return send_eng_error(con, rc);
+		return send_eng_error(s, con, rc);
 	if (blind && strcmp(blind, "0"))
 		strip_for_blind(qa);
 	return send_json(con, 200, qa);
 }
 
-static enum MHD_Result api_stats(struct review_server *s, struct MHD_Connection *con)
+static enum MHD_Result api_stats(struct review_server *s, struct store *st,
+				 struct MHD_Connection *con)
 {
 	cJSON *stats = NULL;
 	int rc;
 
 	err_clear();
-	rc = store_stats(s->st, &stats);
+	rc = store_stats(st, &stats);
 	if (rc)
-		return send_eng_error(con, rc);
+		return send_eng_error(s, con, rc);
 	return send_json(con, 200, stats);
 }
 
@@ -793,14 +907,7 @@ static enum MHD_Result api_stats(struct review_server *s, struct MHD_Connection 
 
 static bool token_ok(const struct review_server *s, const char *tok)
 {
-	unsigned diff = 0;
-	size_t i;
-
-	if (!tok || strlen(tok) != 32)
-		return false;
-	for (i = 0; i < 32; i++) /* constant time */
-		diff |= (unsigned)(tok[i] ^ s->token[i]);
-	return diff == 0;
+	return secret_eq(tok, s->token);
 }
 
 static bool json_type_ok(const char *ct)
@@ -894,12 +1001,49 @@ static int read_action(const char *action, const cJSON *body, struct store_revie
 	return 0;
 }
 
-static enum MHD_Result api_action(struct review_server *s, struct MHD_Connection *con,
+/*
+ * What cJSON would let through silently: a NUL (raw, or the escape
+ * \u0000 that cut a note short), or bytes that are not UTF-8 (stored and
+ * served as they came). Writes why into msg and returns true for those.
+ */
+static bool body_bad(const struct buf *b, char *msg, size_t size)
+{
+	const char *p = b->ptr;
+	size_t n = b->len, i, good;
+
+	if (!n)
+		return false;
+	if (memchr(p, '\0', n)) {
+		snprintf(msg, size, "the body holds a NUL byte (offset %zu)",
+			 (size_t)((const char *)memchr(p, '\0', n) - p));
+		return true;
+	}
+	good = utf8_valid_prefix(p, n);
+	if (good < n) {
+		snprintf(msg, size, "the body is not valid UTF-8 (byte %zu)", good);
+		return true;
+	}
+	for (i = 0; i + 1 < n; i++) {
+		if (p[i] != '\\')
+			continue;
+		if (p[i + 1] == 'u' && i + 5 < n && !strncmp(p + i + 2, "0000", 4)) {
+			snprintf(msg, size, "a string holds \\u0000 (offset %zu); text may not "
+				 "contain NUL", i);
+			return true;
+		}
+		i++; /* the escaped character, so "\\\\u0000" is a backslash and text */
+	}
+	return false;
+}
+
+static enum MHD_Result api_action(struct review_server *s, struct store *st,
+				 struct MHD_Connection *con,
 				  const char *id, const char *action, struct req *rq)
 {
 	struct store_review rev;
 	cJSON *body = NULL, *res = NULL, *qa = NULL;
 	int64_t review_id = 0;
+	char msg[128];
 	int rc;
 
 	if (!token_ok(s, MHD_lookup_connection_value(con, MHD_HEADER_KIND, TOKEN_HEADER)))
@@ -910,6 +1054,8 @@ static enum MHD_Result api_action(struct review_server *s, struct MHD_Connection
 		return send_error(con, 413, "the body is too large");
 	if (!id_ok(id, strlen(id)))
 		return send_error(con, 404, "no such item");
+	if (body_bad(&rq->body, msg, sizeof(msg)))
+		return send_error(con, 400, msg);
 	body = rq->body.len ? cJSON_ParseWithLength(rq->body.ptr, rq->body.len)
 			    : cJSON_CreateObject();
 	if (!cJSON_IsObject(body)) {
@@ -927,16 +1073,12 @@ static enum MHD_Result api_action(struct review_server *s, struct MHD_Connection
 		return send_error(con, 404, "no such action");
 	}
 	if (!rc)
-		rc = store_review_add(s->st, &rev, &review_id);
+		rc = store_review_add(st, &rev, &review_id);
 	cJSON_Delete(body);
-	if (!rc) {
-		cJSON_Delete(s->counts);
-		s->counts = NULL;
-	}
 	if (!rc)
-		rc = store_qa_get(s->st, id, 0, &qa);
+		rc = store_qa_get(st, id, 0, &qa);
 	if (rc)
-		return send_eng_error(con, rc);
+		return send_eng_error(s, con, rc);
 	res = cJSON_CreateObject();
 	if (!res || !cJSON_AddNumberToObject(res, "review_id", (double)review_id) ||
 	    !cJSON_AddStringToObject(res, "id", id) ||
@@ -954,17 +1096,12 @@ static enum MHD_Result api_action(struct review_server *s, struct MHD_Connection
 
 /* ======================= Routing ======================= */
 
-/* A loopback server answers only to a loopback Host (no DNS rebinding). */
-static bool host_ok(const struct review_server *s, struct MHD_Connection *con)
+/* The host name of a Host header, without port or brackets, in name. */
+static bool host_name(const char *h, char *name, size_t size)
 {
-	static const char *const names[] = { "localhost", "127.0.0.1", "::1" };
-	const char *h = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Host");
 	const char *end;
-	char name[256];
-	size_t n, i;
+	size_t n;
 
-	if (!s->loopback || !h)
-		return true;
 	if (h[0] == '[') {
 		end = strchr(h, ']');
 		if (!end)
@@ -976,14 +1113,66 @@ static bool host_ok(const struct review_server *s, struct MHD_Connection *con)
 			end = h + strlen(h);
 	}
 	n = (size_t)(end - h);
-	if (n >= sizeof(name))
+	if (n >= size)
 		return false;
 	memcpy(name, h, n);
 	name[n] = '\0';
+	return true;
+}
+
+/*
+ * The Host allow-list (no DNS rebinding): the loopback names, the bound
+ * address, and off loopback the names of s->hosts (the machine's
+ * addresses and name for a wildcard bind, and --allow-host).
+ */
+static bool host_ok(const struct review_server *s, struct MHD_Connection *con)
+{
+	static const char *const names[] = { "localhost", "127.0.0.1", "::1" };
+	const char *h = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Host");
+	char name[256];
+	size_t i;
+
+	if (!h)
+		return s->loopback; /* no browser sends a request without Host */
+	if (!host_name(h, name, sizeof(name)))
+		return false;
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcasecmp(name, names[i]))
 			return true;
-	return !strcmp(name, s->bind);
+	if (!strcasecmp(name, s->bind))
+		return true;
+	for (i = 0; i < s->n_hosts; i++)
+		if (!strcasecmp(name, s->hosts[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Off loopback every request needs the access cookie, which only the
+ * printed link sets: GET /access/SECRET answers 303 to "/" with the
+ * cookie (HttpOnly, SameSite=Lax, so that a link opened from elsewhere
+ * still works and no other site's script can read it).
+ */
+static enum MHD_Result access_link(const struct review_server *s, struct MHD_Connection *con,
+				   const char *secret)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char cookie[128];
+
+	if (!secret_eq(secret, s->access))
+		return send_error(con, 403, "this access link is not the one the server printed");
+	r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	snprintf(cookie, sizeof(cookie), ACCESS_COOKIE "=%s; Path=/; HttpOnly; SameSite=Lax",
+		 s->access);
+	add_common_headers(r, "text/plain");
+	MHD_add_response_header(r, "Set-Cookie", cookie);
+	MHD_add_response_header(r, "Location", "/");
+	ret = MHD_queue_response(con, MHD_HTTP_SEE_OTHER, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 /* "/api/qa/ID" -> id; "/api/qa/ID/ACTION" -> id and action. */
@@ -1000,41 +1189,199 @@ static bool split_qa_path(const char *url, char *id, size_t id_size, const char 
 	return !*action || (**action && !strchr(*action, '/'));
 }
 
+/* A store handle for this request: an idle one, or a new one. */
+static int pool_take(struct review_server *s, struct store **out)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->pool_lock);
+	if (s->n_pool) {
+		*out = s->pool[--s->n_pool];
+		pthread_mutex_unlock(&s->pool_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&s->pool_lock);
+	rc = store_open(s->db_path, 0, out);
+	return rc;
+}
+
+static void pool_give(struct review_server *s, struct store *st)
+{
+	pthread_mutex_lock(&s->pool_lock);
+	if (s->n_pool < STORE_POOL) {
+		s->pool[s->n_pool++] = st;
+		st = NULL;
+	}
+	pthread_mutex_unlock(&s->pool_lock);
+	store_close(st);
+}
+
+/* The routes that read or write the store, with a handle of this thread's. */
+static enum MHD_Result route_store(struct review_server *s, struct MHD_Connection *con,
+				   const char *url, bool get, bool post, struct req *rq)
+{
+	const char *action = NULL;
+	struct store *st = NULL;
+	enum MHD_Result ret;
+	char id[80];
+	int rc;
+
+	err_clear();
+	rc = pool_take(s, &st);
+	if (rc)
+		return send_eng_error(s, con, rc);
+	if (!strncmp(url, "/api/qa/", 8)) {
+		if (!split_qa_path(url, id, sizeof(id), &action))
+			ret = send_error(con, 404, "no such route");
+		else if (action)
+			ret = post ? api_action(s, st, con, id, action, rq)
+				   : send_error_allow(con, 405, "use POST", "POST");
+		else
+			ret = get ? api_item(s, st, con, id)
+				  : send_error_allow(con, 405, "use GET", "GET, HEAD");
+	} else if (!get) {
+		ret = send_error_allow(con, 405, "use GET", "GET, HEAD");
+	} else if (!strcmp(url, "/api/session")) {
+		ret = api_session(s, st, con);
+	} else if (!strcmp(url, "/api/queue")) {
+		ret = api_queue(s, st, con);
+	} else if (!strcmp(url, "/api/stats")) {
+		ret = api_stats(s, st, con);
+	} else if (!strncmp(url, "/media/", 7)) {
+		ret = serve_media(s, st, con, url + 7);
+	} else {
+		ret = send_error(con, 404, "no such route");
+	}
+	pool_give(s, st);
+	return ret;
+}
+
 static enum MHD_Result route(struct review_server *s, struct MHD_Connection *con,
 			     const char *url, const char *method, struct req *rq)
 {
 	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
 	bool post = !strcmp(method, "POST");
-	const char *action = NULL;
-	char id[80];
 
 	if (!host_ok(s, con))
-		return send_error(con, 403, "this server answers only to a loopback Host");
-	if (!strncmp(url, "/api/qa/", 8)) {
-		if (!split_qa_path(url, id, sizeof(id), &action))
-			return send_error(con, 404, "no such route");
-		if (action) {
-			if (!post)
-				return send_error_allow(con, 405, "use POST", "POST");
-			return api_action(s, con, id, action, rq);
-		}
-		if (!get)
-			return send_error_allow(con, 405, "use GET", "GET, HEAD");
-		return api_item(s, con, id);
+		return send_error(con, 403, s->loopback
+				  ? "this server answers only to a loopback Host"
+				  : "this server does not answer to that Host (see --allow-host)");
+	if (!s->loopback) {
+		if (get && !strncmp(url, ACCESS_PATH, strlen(ACCESS_PATH)))
+			return access_link(s, con, url + strlen(ACCESS_PATH));
+		if (!secret_eq(MHD_lookup_connection_value(con, MHD_COOKIE_KIND, ACCESS_COOKIE),
+			       s->access))
+			return send_error(con, 403, "open the access link that `proxima review "
+					  "serve` printed; this browser has not used it");
 	}
+	if (!strncmp(url, "/api/", 5) || !strncmp(url, "/media/", 7))
+		return route_store(s, con, url, get, post, rq);
 	if (!get)
 		return send_error_allow(con, 405, "use GET", "GET, HEAD");
-	if (!strcmp(url, "/api/session"))
-		return api_session(s, con);
-	if (!strcmp(url, "/api/queue"))
-		return api_queue(s, con);
-	if (!strcmp(url, "/api/stats"))
-		return api_stats(s, con);
-	if (!strncmp(url, "/media/", 7))
-		return serve_media(s, con, url + 7);
-	if (!strncmp(url, "/api/", 5))
-		return send_error(con, 404, "no such route");
 	return serve_static(con, url);
+}
+
+/* ======================= Connections and the request limit ======================= */
+
+static struct conn *conn_of(struct MHD_Connection *con)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A request was received whole (receiving = false) or answered (a new one may come). */
+static void conn_mark(struct review_server *s, struct MHD_Connection *con, bool receiving)
+{
+	struct conn *c = conn_of(con);
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	c->receiving = receiving;
+	if (receiving)
+		c->since_ms = mono_ms();
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+/*
+ * MHD's connection notifications keep s->conns: MHD calls CLOSED before
+ * it closes the socket, and the watchdog shuts a socket down only under
+ * conns_lock while its connection is listed, so it never touches a
+ * descriptor that was closed and reused.
+ */
+static void on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct review_server *s = cls;
+	struct conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		c = ci ? calloc(1, sizeof(*c)) : NULL;
+		if (!c)
+			return; /* untracked: MHD's idle timeout still applies */
+		c->fd = ci->connect_fd;
+		c->since_ms = mono_ms();
+		c->receiving = true;
+		pthread_mutex_lock(&s->conns_lock);
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		pthread_mutex_unlock(&s->conns_lock);
+		*socket_context = c;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && c) {
+		pthread_mutex_lock(&s->conns_lock);
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			s->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		pthread_mutex_unlock(&s->conns_lock);
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+/*
+ * Every WATCH_MS, shuts down the connections that have been receiving
+ * one request for longer than the limit: MHD's own timeout restarts at
+ * every byte, so a client that sends one byte now and then would hold
+ * its connection forever.
+ */
+#define WATCH_MS 100
+
+static void *watchdog_main(void *arg)
+{
+	struct review_server *s = arg;
+	struct timespec until;
+	struct conn *c;
+	int64_t now;
+
+	pthread_mutex_lock(&s->conns_lock);
+	while (!s->stopping) {
+		now = mono_ms();
+		for (c = s->conns; c; c = c->next) {
+			if (c->receiving && !c->cut && now - c->since_ms >= s->request_ms) {
+				shutdown(c->fd, SHUT_RDWR);
+				c->cut = true;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += WATCH_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->wake, &s->conns_lock, &until);
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+	return NULL;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url,
@@ -1057,6 +1404,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 		/* a declared length past the cap is refused before it is read */
 		if (cl && strtoull(cl, NULL, 10) > s->max_body) {
 			rq->answered = true;
+			conn_mark(s, con, false);
 			return send_error(con, 413, "the body is too large");
 		}
 		return MHD_YES;
@@ -1073,6 +1421,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	conn_mark(s, con, false);
 	return route(s, con, url, method, rq);
 }
 
@@ -1081,6 +1430,7 @@ static void on_done(void *cls, struct MHD_Connection *con, void **con_cls,
 {
 	struct req *rq = *con_cls;
 
+	conn_mark(cls, con, true);
 	if (!rq)
 		return;
 	buf_release(&rq->body);
@@ -1090,7 +1440,7 @@ static void on_done(void *cls, struct MHD_Connection *con, void **con_cls,
 
 /* ======================= Lifecycle ======================= */
 
-static int make_token(char out[33])
+static int make_secret(char out[33])
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char b[16];
@@ -1121,7 +1471,7 @@ static bool reviewer_ok(const char *r)
 {
 	size_t n = r ? strlen(r) : 0, i;
 
-	if (!has_text(r) || n > REVIEW_MAX_REVIEWER)
+	if (!has_text(r) || n > REVIEW_MAX_REVIEWER || !utf8_valid(r))
 		return false;
 	for (i = 0; i < n; i++)
 		if ((unsigned char)r[i] < 0x20 || r[i] == 0x7f)
@@ -1129,16 +1479,143 @@ static bool reviewer_ok(const char *r)
 	return true;
 }
 
+static int host_add(struct review_server *s, const char *name)
+{
+	char **h;
+	size_t i;
+
+	/* the loopback names and the bound address are answered anyway */
+	if (!name || !*name || !strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") ||
+	    !strcmp(name, "::1") || !strcasecmp(name, s->bind))
+		return 0;
+	for (i = 0; i < s->n_hosts; i++)
+		if (!strcasecmp(s->hosts[i], name))
+			return 0;
+	h = realloc(s->hosts, (s->n_hosts + 1) * sizeof(*h));
+	if (!h)
+		return ENG_ENOMEM;
+	s->hosts = h;
+	s->hosts[s->n_hosts] = strdup(name);
+	if (!s->hosts[s->n_hosts])
+		return ENG_ENOMEM;
+	s->n_hosts++;
+	return 0;
+}
+
+/*
+ * The Host names of a wildcard bind: every address of the machine's
+ * interfaces and its host name (and that name without its domain). The
+ * first address that is not loopback becomes the printed link's host.
+ */
+static int hosts_of_machine(struct review_server *s, int family)
+{
+	struct ifaddrs *ifs = NULL, *i;
+	char name[256];
+	int rc = 0;
+
+	if (getifaddrs(&ifs) == 0) {
+		for (i = ifs; i && !rc; i = i->ifa_next) {
+			const void *a;
+
+			if (!i->ifa_addr)
+				continue;
+			if (i->ifa_addr->sa_family == AF_INET)
+				a = &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr;
+			else if (i->ifa_addr->sa_family == AF_INET6)
+				a = &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr;
+			else
+				continue;
+			if (!inet_ntop(i->ifa_addr->sa_family, a, name, sizeof(name)))
+				continue;
+			rc = host_add(s, name);
+			if (!rc && !s->link_host[0] && i->ifa_addr->sa_family == family &&
+			    !(i->ifa_flags & IFF_LOOPBACK) && !strchr(name, '%') &&
+			    strlen(name) < sizeof(s->link_host))
+				memcpy(s->link_host, name, strlen(name) + 1);
+		}
+		freeifaddrs(ifs);
+	}
+	if (!rc && gethostname(name, sizeof(name)) == 0) {
+		name[sizeof(name) - 1] = '\0';
+		rc = host_add(s, name);
+		if (!rc && strchr(name, '.')) {
+			*strchr(name, '.') = '\0';
+			rc = host_add(s, name);
+		}
+	}
+	return rc;
+}
+
+/* How many connections the process may hold: below the descriptor limit. */
+static unsigned connection_limit(void)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur;
+	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		n = 1 << 16;
+	n = n > 128 ? n - 64 : 64;
+	return n > REVIEW_MAX_CONNECTIONS ? REVIEW_MAX_CONNECTIONS : (unsigned)n;
+}
+
+static void server_free(struct review_server *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < (size_t)s->n_pool; i++)
+		store_close(s->pool[i]);
+	for (i = 0; i < s->n_hosts; i++)
+		free(s->hosts[i]);
+	free(s->hosts);
+	free(s->db_path);
+	pthread_mutex_destroy(&s->pool_lock);
+	pthread_mutex_destroy(&s->conns_lock);
+	pthread_cond_destroy(&s->wake);
+	free(s);
+}
+
+/* Reads the bind address into sa4/sa6 and the flags of s. */
+static int parse_bind(struct review_server *s, const char *bind_addr, struct sockaddr_in *sa4,
+		      struct sockaddr_in6 *sa6, int port, const struct sockaddr **sa)
+{
+	memset(sa4, 0, sizeof(*sa4));
+	memset(sa6, 0, sizeof(*sa6));
+	if (inet_pton(AF_INET, bind_addr, &sa4->sin_addr) == 1) {
+		sa4->sin_family = AF_INET;
+		sa4->sin_port = htons((uint16_t)port);
+		s->loopback = (ntohl(sa4->sin_addr.s_addr) >> 24) == 127;
+		*sa = (const struct sockaddr *)sa4;
+	} else if (inet_pton(AF_INET6, bind_addr, &sa6->sin6_addr) == 1) {
+		sa6->sin6_family = AF_INET6;
+		sa6->sin6_port = htons((uint16_t)port);
+		s->loopback = IN6_IS_ADDR_LOOPBACK(&sa6->sin6_addr);
+		s->v6 = true;
+		*sa = (const struct sockaddr *)sa6;
+	} else {
+		return err_set(ENG_EINVAL, "review: '%s' is not a numeric IPv4 or IPv6 address",
+			       bind_addr);
+	}
+	snprintf(s->bind, sizeof(s->bind), "%s", bind_addr);
+	return 0;
+}
+
 int review_server_start(const struct review_config *cfg, struct review_server **out)
 {
 	struct review_server *s = NULL;
 	struct sockaddr_in sa4;
 	struct sockaddr_in6 sa6;
-	const struct sockaddr *sa;
+	const struct sockaddr *sa = NULL;
 	const union MHD_DaemonInfo *info;
 	const char *bind_addr = cfg->bind ? cfg->bind : "127.0.0.1";
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+	pthread_condattr_t ca;
+	struct store *st = NULL;
 	struct stat sb;
+	size_t i;
 	int rc;
 
 	if (!cfg->db_path || !*cfg->db_path)
@@ -1146,49 +1623,74 @@ int review_server_start(const struct review_config *cfg, struct review_server **
 	if (cfg->port < 0 || cfg->port > 65535)
 		return err_set(ENG_EINVAL, "review: port %d is not in 0..65535", cfg->port);
 	if (!reviewer_ok(cfg->reviewer))
-		return err_set(ENG_EINVAL, "review: the reviewer name must be 1 to %d printable bytes",
-			       REVIEW_MAX_REVIEWER);
+		return err_set(ENG_EINVAL, "review: the reviewer name must be 1 to %d printable "
+			       "UTF-8 bytes", REVIEW_MAX_REVIEWER);
+	if (cfg->threads < 0 || cfg->threads > 64 || cfg->per_ip_limit < 0 ||
+	    cfg->request_timeout_ms < 0)
+		return err_set(ENG_EINVAL, "review: threads must be 0..64 and the limits not negative");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ENG_ENOMEM;
-	memset(&sa4, 0, sizeof(sa4));
-	memset(&sa6, 0, sizeof(sa6));
-	if (inet_pton(AF_INET, bind_addr, &sa4.sin_addr) == 1) {
-		sa4.sin_family = AF_INET;
-		sa4.sin_port = htons((uint16_t)cfg->port);
-		s->loopback = (ntohl(sa4.sin_addr.s_addr) >> 24) == 127;
-		sa = (const struct sockaddr *)&sa4;
-	} else if (inet_pton(AF_INET6, bind_addr, &sa6.sin6_addr) == 1) {
-		sa6.sin6_family = AF_INET6;
-		sa6.sin6_port = htons((uint16_t)cfg->port);
-		s->loopback = IN6_IS_ADDR_LOOPBACK(&sa6.sin6_addr);
-		s->v6 = true;
-		flags |= MHD_USE_IPv6;
-		sa = (const struct sockaddr *)&sa6;
-	} else {
-		rc = err_set(ENG_EINVAL, "review: '%s' is not a numeric IPv4 or IPv6 address",
-			     bind_addr);
+	pthread_mutex_init(&s->pool_lock, NULL);
+	pthread_mutex_init(&s->conns_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = parse_bind(s, bind_addr, &sa4, &sa6, cfg->port, &sa);
+	if (rc)
 		goto out;
-	}
-	snprintf(s->bind, sizeof(s->bind), "%s", bind_addr);
+	if (s->v6)
+		flags |= MHD_USE_IPv6;
 	snprintf(s->reviewer, sizeof(s->reviewer), "%s", cfg->reviewer);
 	s->max_body = cfg->max_body ? cfg->max_body : (size_t)REVIEW_MAX_BODY;
+	s->request_ms = cfg->request_timeout_ms ? cfg->request_timeout_ms : REVIEW_REQUEST_MS;
+	s->db_path = strdup(cfg->db_path);
+	if (!s->db_path) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
 	if (stat(cfg->db_path, &sb)) {
 		rc = err_set(ENG_ENOENT, "'%s': no such store", cfg->db_path);
 		goto out;
 	}
-	rc = store_open(cfg->db_path, 0, &s->st);
+	/* the first handle migrates an old store and proves the file is one */
+	rc = store_open(cfg->db_path, 0, &st);
 	if (rc)
 		goto out;
-	rc = make_token(s->token);
+	s->pool[s->n_pool++] = st;
+	rc = make_secret(s->token);
+	if (!rc && !s->loopback)
+		rc = make_secret(s->access);
 	if (rc)
 		goto out;
+	if (!s->loopback) {
+		bool wildcard = !strcmp(bind_addr, "0.0.0.0") || !strcmp(bind_addr, "::");
+
+		if (wildcard)
+			rc = hosts_of_machine(s, s->v6 ? AF_INET6 : AF_INET);
+		else
+			snprintf(s->link_host, sizeof(s->link_host), "%s", bind_addr);
+		for (i = 0; !rc && cfg->allow_hosts && cfg->allow_hosts[i]; i++)
+			rc = host_add(s, cfg->allow_hosts[i]);
+		if (rc)
+			goto out;
+		if (!s->link_host[0])
+			snprintf(s->link_host, sizeof(s->link_host), "%s", s->v6 ? "::1" : "127.0.0.1");
+	} else {
+		snprintf(s->link_host, sizeof(s->link_host), "%s", bind_addr);
+	}
 	errno = 0;
 	s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s,
 				MHD_OPTION_SOCK_ADDR, sa,
-				MHD_OPTION_NOTIFY_COMPLETED, on_done, (void *)NULL,
-				MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-				MHD_OPTION_CONNECTION_LIMIT, 64u,
+				MHD_OPTION_THREAD_POOL_SIZE,
+				(unsigned)(cfg->threads ? cfg->threads : REVIEW_THREADS),
+				MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				(unsigned)(cfg->per_ip_limit ? cfg->per_ip_limit : REVIEW_PER_IP),
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REVIEW_IDLE_S,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, (void *)s,
+				MHD_OPTION_NOTIFY_COMPLETED, on_done, (void *)s,
 				MHD_OPTION_END);
 	if (!s->d) {
 		int e = errno;
@@ -1197,12 +1699,18 @@ int review_server_start(const struct review_config *cfg, struct review_server **
 			     cfg->port, e ? ": " : "", e ? strerror(e) : "");
 		goto out;
 	}
+	if (pthread_create(&s->watchdog, NULL, watchdog_main, s)) {
+		rc = err_set(ENG_EIO, "review: cannot start the connection watchdog");
+		goto out;
+	}
+	s->watchdog_running = true;
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info && info->port ? info->port : cfg->port;
 out:
 	if (rc) {
-		store_close(s->st);
-		free(s);
+		if (s->d)
+			MHD_stop_daemon(s->d);
+		server_free(s);
 		return rc;
 	}
 	*out = s;
@@ -1219,27 +1727,44 @@ const char *review_server_token(const struct review_server *s)
 	return s->token;
 }
 
+const char *review_server_access(const struct review_server *s)
+{
+	return s->loopback ? NULL : s->access;
+}
+
+int review_server_loopback(const struct review_server *s)
+{
+	return s->loopback;
+}
+
+size_t review_server_hosts(const struct review_server *s, const char *const **names)
+{
+	*names = (const char *const *)s->hosts;
+	return s->n_hosts;
+}
+
 void review_server_url(const struct review_server *s, char *buf, size_t size)
 {
-	const char *host = s->bind;
+	const char *path = s->loopback ? "" : ACCESS_PATH + 1, *secret = s->loopback ? "" : s->access;
 
-	if (!strcmp(host, "0.0.0.0"))
-		host = "127.0.0.1";
-	else if (!strcmp(host, "::"))
-		host = "::1";
 	if (s->v6)
-		snprintf(buf, size, "http://[%s]:%d/", host, s->port);
+		snprintf(buf, size, "http://[%s]:%d/%s%s", s->link_host, s->port, path, secret);
 	else
-		snprintf(buf, size, "http://%s:%d/", host, s->port);
+		snprintf(buf, size, "http://%s:%d/%s%s", s->link_host, s->port, path, secret);
 }
 
 void review_server_stop(struct review_server *s)
 {
 	if (!s)
 		return;
+	if (s->watchdog_running) {
+		pthread_mutex_lock(&s->conns_lock);
+		s->stopping = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->conns_lock);
+		pthread_join(s->watchdog, NULL);
+	}
 	if (s->d)
 		MHD_stop_daemon(s->d);
-	store_close(s->st);
-	cJSON_Delete(s->counts);
-	free(s);
+	server_free(s);
 }

@@ -6,22 +6,33 @@
  * actions, the statistics) plus the recordings' videos with Range
  * support. docs/review.md describes the API and the page.
  *
- * Security model: the server binds 127.0.0.1 unless told otherwise; a
- * loopback server answers only requests whose Host is a loopback name
- * (no DNS rebinding); state-changing requests need the header
+ * Security model: the server binds 127.0.0.1 unless told otherwise and
+ * answers only requests whose Host is on its allow-list (the loopback
+ * names and the bound address; off loopback also the machine's addresses
+ * and name for a wildcard bind, and the names of allow_hosts), so DNS
+ * rebinding cannot reach it. Off loopback every request also needs the
+ * access cookie that only the printed link (GET /access/SECRET, a fresh
+ * 128-bit secret) sets. State-changing requests need the header
  * X-Proxima-Token equal to the per-session random token that GET
  * /api/session hands to same-origin pages, and Content-Type
- * application/json (so a cross-site form cannot post); bodies are capped;
- * every answer carries Cache-Control: no-store, X-Content-Type-Options:
- * nosniff and a Content-Security-Policy without inline scripts; media
- * paths must resolve inside the recording folder.
+ * application/json (so a cross-site form cannot post); bodies are capped
+ * and must be UTF-8 without NUL; every answer carries Cache-Control:
+ * no-store, X-Content-Type-Options: nosniff and a Content-Security-Policy
+ * without inline scripts; media paths must resolve inside the recording
+ * folder; error messages name the server's files relative to the
+ * recording (and the store by its file name only).
  *
- * Threads: libmicrohttpd runs every request on its one internal polling
- * thread (MHD_USE_INTERNAL_POLLING_THREAD, no thread per connection), so
- * the server's one store handle is used by that thread only: it is opened
- * by review_server_start() and not touched by the caller until
- * review_server_stop() has joined the thread (engine/store.h: a handle
- * belongs to one thread at a time).
+ * Load: libmicrohttpd runs a pool of threads (epoll), holds at most
+ * REVIEW_MAX_CONNECTIONS connections (fewer when the descriptor limit is
+ * lower) and per_ip_limit per client address, and a watchdog thread
+ * closes every connection that has not delivered a whole request within
+ * request_timeout_ms of opening or of its previous answer, however slowly
+ * it trickles bytes. So slow or idle clients cannot stop the others.
+ *
+ * Threads: each request takes a store handle from the server's pool (a
+ * handle belongs to one thread at a time, engine/store/store.h) and
+ * gives it back when answered; the pool opens one more when all are
+ * busy. The caller must not use the store file's handles of the server.
  */
 #ifndef REVIEW_H
 #define REVIEW_H
@@ -41,6 +52,16 @@ struct store_filter;
 #define REVIEW_DEFAULT_LIMIT 100
 /* Longest reviewer name, bytes. */
 #define REVIEW_MAX_REVIEWER 64
+/* Threads answering requests, when the config gives none. */
+#define REVIEW_THREADS 4
+/* Connections from one client address, when the config gives none. */
+#define REVIEW_PER_IP 32
+/* Most connections at once (fewer when RLIMIT_NOFILE is lower). */
+#define REVIEW_MAX_CONNECTIONS 4096
+/* Longest time to receive one whole request, ms, when the config gives none. */
+#define REVIEW_REQUEST_MS 10000
+/* Longest silence while a response is sent, s (libmicrohttpd's timeout). */
+#define REVIEW_IDLE_S 30
 
 /* How to run a server. Zero-initialise and set what you need. */
 struct review_config {
@@ -49,17 +70,24 @@ struct review_config {
 	int port;              /* TCP port, 0 = any free port */
 	const char *reviewer;  /* name stored with each review (required) */
 	size_t max_body;       /* body cap, bytes; 0 = REVIEW_MAX_BODY */
+	int threads;           /* 0 = REVIEW_THREADS; at most 64 */
+	int per_ip_limit;      /* connections per client address; 0 = REVIEW_PER_IP */
+	int request_timeout_ms; /* to receive one request; 0 = REVIEW_REQUEST_MS */
+	const char *const *allow_hosts; /* more Host names answered off loopback,
+	                                 * NULL-terminated; may be NULL */
 };
 
 /* A running server; opaque. */
 struct review_server;
 
 /*
- * Opens the store (read-write; it must already exist), draws the session
- * token from getrandom(2) and starts listening. The server answers on
- * its own thread until review_server_stop(). Returns 0 and sets *out;
+ * Opens the store (read-write; it must already exist; an older schema is
+ * migrated), draws the session token (and off loopback the access
+ * secret) from getrandom(2) and starts listening. The server answers on
+ * its own threads until review_server_stop(). Returns 0 and sets *out;
  * ENG_EINVAL (no db, bad bind address, bad port, reviewer empty or longer
- * than REVIEW_MAX_REVIEWER bytes or with control characters), ENG_ENOENT
+ * than REVIEW_MAX_REVIEWER bytes or with control characters or not UTF-8,
+ * threads or limits out of range), ENG_ENOENT
  * (no such store), a store_open() error, ENG_EIO (no random bytes, or the
  * address cannot be bound: err_msg() names it), ENG_ENOMEM. On failure
  * nothing is left running and *out is untouched.
@@ -73,15 +101,30 @@ int review_server_port(const struct review_server *s);
 const char *review_server_token(const struct review_server *s);
 
 /*
- * The page's address, "http://127.0.0.1:PORT/" (IPv6 in brackets), in
- * buf (truncated to size). Can't fail.
+ * The page's address in buf (truncated to size): "http://ADDR:PORT/" on
+ * loopback; off loopback the access link "http://HOST:PORT/access/SECRET"
+ * whose HOST is the bound address, or for a wildcard bind the machine's
+ * first address that is not loopback. IPv6 in brackets. Can't fail.
  */
 void review_server_url(const struct review_server *s, char *buf, size_t size);
 
+/* The access secret off loopback (32 hex digits), NULL on loopback. Can't fail. */
+const char *review_server_access(const struct review_server *s);
+
+/* Nonzero when the server is bound to a loopback address. Can't fail. */
+int review_server_loopback(const struct review_server *s);
+
 /*
- * Stops listening, waits for the request in progress, closes the store
- * and frees s. review_server_stop(NULL) is a no-op. This function can't
- * fail.
+ * The Host names answered besides the loopback names and the bound
+ * address (empty on loopback), in *names; returns their number. Valid
+ * until stop. Can't fail.
+ */
+size_t review_server_hosts(const struct review_server *s, const char *const **names);
+
+/*
+ * Stops listening, waits for the requests in progress, closes the store
+ * handles and frees s. review_server_stop(NULL) is a no-op. This function
+ * can't fail.
  */
 void review_server_stop(struct review_server *s);
 

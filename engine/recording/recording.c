@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The recording model: layout detection, dispatch, queries, invariants. */
+/* The recording model: the loader table, detection, queries, invariants. */
 #include "recording.h"
 
 #include <math.h>
@@ -12,7 +12,7 @@
 #include "buf.h"
 #include "err.h"
 
-static bool file_exists(const char *dir, const char *name)
+bool recording__is_file(const char *dir, const char *name)
 {
 	char p[4096];
 	struct stat st;
@@ -20,11 +20,6 @@ static bool file_exists(const char *dir, const char *name)
 	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
 		return false;
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool recording__is_file(const char *dir, const char *name)
-{
-	return file_exists(dir, name);
 }
 
 char *recording__path(const char *dir, const char *name)
@@ -37,6 +32,24 @@ char *recording__path(const char *dir, const char *name)
 		return NULL;
 	}
 	return buf_detach(&b);
+}
+
+int recording__attach_video(const char *path, struct recording *rec,
+			    const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!recording__is_file(path, names[i]))
+			continue;
+		rec->video.path = strdup(names[i]);
+		if (!rec->video.path)
+			return ENG_ENOMEM;
+		rec->video.t0_ns = rec->ntraj ? rec->traj[0].t_ns : 0;
+		rec->video.fps = 0;
+		return 0;
+	}
+	return 0;
 }
 
 int recording__reserve(void *parr, size_t *cap, size_t n, size_t size)
@@ -61,20 +74,94 @@ int recording__reserve(void *parr, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* ======================= The loader table ======================= */
+
+/*
+ * One row per layout, in detection order (the first row whose detect()
+ * says yes wins: an Ego-Exo4D take also holds an MPS trajectory, so it is
+ * asked before MPS). `what` names the file that detect() looks for, for
+ * the message when no row fits. Adding a layout is one enum value, one
+ * loader file with its detect and load functions, and one row here.
+ */
+struct rec_loader {
+	enum rec_layout layout;
+	const char *name;          /* printed, and stored in rec->layout */
+	const char *aliases[3];    /* also accepted by recording_layout_from_name() */
+	const char *what;          /* what detect() looks for */
+	bool (*detect)(const char *path);
+	int (*load)(const char *path, struct recording *rec);
+};
+
+static const struct rec_loader loaders[] = {
+	{ REC_LAYOUT_NATIVE, "proxima-recording/1", { "native" }, "recording.json",
+	  recording__detect_native, recording__load_native },
+	{ REC_LAYOUT_ADT, "adt", { "adt" }, "ADT scene_objects.csv",
+	  recording__detect_adt, recording__load_adt },
+	{ REC_LAYOUT_EGOEXO, "egoexo4d", { "egoexo" }, "Ego-Exo4D take.json",
+	  recording__detect_egoexo, recording__load_egoexo },
+	{ REC_LAYOUT_MPS, "aria-mps", { "mps" }, "MPS closed_loop_trajectory.csv",
+	  recording__detect_mps, recording__load_mps },
+};
+
+static const struct rec_loader *loader_of(enum rec_layout l)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(loaders); i++)
+		if (loaders[i].layout == l)
+			return &loaders[i];
+	return NULL;
+}
+
 const char *recording_layout_name(enum rec_layout l)
 {
-	switch (l) {
-	case REC_LAYOUT_NATIVE: return "proxima-recording/1";
-	case REC_LAYOUT_ADT: return "adt";
-	case REC_LAYOUT_MPS: return "aria-mps";
-	case REC_LAYOUT_EGOEXO: return "egoexo4d";
-	default: return "unknown";
+	const struct rec_loader *ld = loader_of(l);
+
+	return ld ? ld->name : "unknown";
+}
+
+int recording_layout_from_name(const char *s, enum rec_layout *out)
+{
+	size_t i, k;
+
+	for (i = 0; s && i < ARRAY_SIZE(loaders); i++) {
+		const struct rec_loader *ld = &loaders[i];
+		bool hit = !strcmp(s, ld->name);
+
+		for (k = 0; !hit && k < ARRAY_SIZE(ld->aliases) && ld->aliases[k]; k++)
+			hit = !strcmp(s, ld->aliases[k]);
+		if (hit) {
+			*out = ld->layout;
+			return 0;
+		}
+	}
+	return ENG_EINVAL;
+}
+
+void recording_layout_names(char *out, size_t size)
+{
+	size_t i, used = 0;
+
+	if (!size)
+		return;
+	out[0] = '\0';
+	/* in enum order, not detection order */
+	for (i = 0; i < ARRAY_SIZE(loaders); i++) {
+		const struct rec_loader *ld = loader_of((enum rec_layout)(REC_LAYOUT_AUTO + 1 + i));
+		const char *n = ld && ld->aliases[0] ? ld->aliases[0] : ld ? ld->name : "?";
+		int w = snprintf(out + used, size - used, "%s%s", i ? ", " : "", n);
+
+		if (w < 0 || (size_t)w >= size - used)
+			break;
+		used += (size_t)w;
 	}
 }
 
 enum rec_layout recording_detect(const char *path)
 {
 	struct stat st;
+	char what[512];
+	size_t i, used = 0;
 
 	if (stat(path, &st) != 0) {
 		err_set(ENG_ENOENT, "cannot open '%s': no such file or directory", path);
@@ -84,25 +171,19 @@ enum rec_layout recording_detect(const char *path)
 		err_set(ENG_EINVAL, "'%s' is not a folder", path);
 		return REC_LAYOUT_AUTO;
 	}
-	if (file_exists(path, "recording.json"))
-		return REC_LAYOUT_NATIVE;
-	if (file_exists(path, "scene_objects.csv") || file_exists(path, "instances.json") ||
-	    file_exists(path, "aria_trajectory.csv"))
-		return REC_LAYOUT_ADT;
-	if (file_exists(path, "take.json") || file_exists(path, "takes.json") ||
-	    file_exists(path, "keystep.json"))
-		return REC_LAYOUT_EGOEXO;
-	/* an Ego-Exo4D download: <root>/takes/<take_name>/ with <root>/takes.json */
-	if (file_exists(path, "trajectory/closed_loop_trajectory.csv") &&
-	    (file_exists(path, "../../takes.json") || file_exists(path, "../takes.json")))
-		return REC_LAYOUT_EGOEXO;
-	if (file_exists(path, "slam/closed_loop_trajectory.csv") ||
-	    file_exists(path, "trajectory/closed_loop_trajectory.csv") ||
-	    file_exists(path, "closed_loop_trajectory.csv"))
-		return REC_LAYOUT_MPS;
-	err_set(ENG_EINVAL,
-		"'%s': unknown layout (no recording.json, ADT scene_objects.csv, "
-		"Ego-Exo4D take.json or MPS closed_loop_trajectory.csv)", path);
+	for (i = 0; i < ARRAY_SIZE(loaders); i++)
+		if (loaders[i].detect(path))
+			return loaders[i].layout;
+	what[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(loaders); i++) {
+		const char *sep = !i ? "" : i + 1 == ARRAY_SIZE(loaders) ? " or " : ", ";
+		int w = snprintf(what + used, sizeof(what) - used, "%s%s", sep, loaders[i].what);
+
+		if (w < 0 || (size_t)w >= sizeof(what) - used)
+			break;
+		used += (size_t)w;
+	}
+	err_set(ENG_EINVAL, "'%s': unknown layout (no %s)", path, what);
 	return REC_LAYOUT_AUTO;
 }
 
@@ -130,6 +211,7 @@ void recording_free(struct recording *rec)
 	}
 	free(rec->actions);
 	free(rec->video.path);
+	free(rec->video.frame_ns);
 	free(rec->warnings);
 	for (i = 0; i < ARRAY_SIZE(rec->info_own); i++)
 		free(rec->info_own[i]);
@@ -139,6 +221,7 @@ void recording_free(struct recording *rec)
 int recording_load(const char *path, enum rec_layout layout,
 		   struct recording **out)
 {
+	const struct rec_loader *ld;
 	struct recording *rec = NULL;
 	int rc = 0;
 
@@ -158,14 +241,13 @@ int recording_load(const char *path, enum rec_layout layout,
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	rec->layout = recording_layout_name(layout);
-	switch (layout) {
-	case REC_LAYOUT_NATIVE: rc = recording__load_native(path, rec); break;
-	case REC_LAYOUT_ADT: rc = recording__load_adt(path, rec); break;
-	case REC_LAYOUT_MPS: rc = recording__load_mps(path, rec); break;
-	case REC_LAYOUT_EGOEXO: rc = recording__load_egoexo(path, rec); break;
-	default: rc = err_set(ENG_EINVAL, "'%s': unknown layout", path); break;
+	ld = loader_of(layout);
+	if (!ld) {
+		rc = err_set(ENG_EINVAL, "'%s': unknown layout", path);
+		goto out;
 	}
+	rec->layout = ld->name;
+	rc = ld->load(path, rec);
 	if (rc)
 		goto out;
 	if (!rec->id) {

@@ -79,11 +79,17 @@ struct rec_camera {
 	float fov_deg;       /* fisheye: full field of view across the circle */
 };
 
-/* Optional video of the recording. */
+/*
+ * Optional video of the recording (engine/recording/video.h reads it): a
+ * container file (MP4, WebM, ...) or a VRS file whose RGB stream 214-1
+ * carries its own frame times.
+ */
 struct rec_video {
 	char *path;       /* relative to the recording folder (NULL when none) */
 	int64_t t0_ns;    /* device time of the first frame (default: recording start) */
 	double fps;       /* 0 when the source does not say */
+	int64_t *frame_ns; /* device time of frame i, or NULL: then t0_ns + pts */
+	size_t nframe_ns;  /* entries in frame_ns */
 };
 
 /*
@@ -126,9 +132,13 @@ struct recording {
 	char *info_own[4];    /* loader-allocated names behind info_*.file */
 };
 
-/* Loader selection. */
+/*
+ * The layouts, one row each in the loader table of recording.c (name,
+ * aliases, detect, load). Names are strings only at the edges: through
+ * recording_layout_name() and recording_layout_from_name().
+ */
 enum rec_layout {
-	REC_LAYOUT_AUTO = 0,
+	REC_LAYOUT_AUTO = 0,  /* detect from the folder's files */
 	REC_LAYOUT_NATIVE,
 	REC_LAYOUT_ADT,
 	REC_LAYOUT_MPS,
@@ -136,13 +146,28 @@ enum rec_layout {
 };
 
 /*
- * Detects the layout of folder `path` from the files it holds. Returns the
- * layout, or REC_LAYOUT_AUTO (with err_msg() explaining) when none fits.
+ * Detects the layout of folder `path` from the files it holds (the rows
+ * of the loader table in order). Returns the layout, or REC_LAYOUT_AUTO
+ * (with err_msg() explaining) when none fits.
  */
 enum rec_layout recording_detect(const char *path);
 
-/* The name printed for a layout ("adt", ...). */
+/* The name printed for a layout ("adt", ...); "unknown" for others. Can't fail. */
 const char *recording_layout_name(enum rec_layout l);
+
+/*
+ * The layout called `s`: its printed name or one of its aliases
+ * ("native", "adt", "mps", "aria-mps", "egoexo", "egoexo4d", ...).
+ * Returns 0 with *out set, or ENG_EINVAL (*out untouched).
+ */
+int recording_layout_from_name(const char *s, enum rec_layout *out);
+
+/*
+ * Writes the short names of every layout, "native, adt, ...", into out
+ * (size bytes, always terminated when size > 0; cut when too small).
+ * Can't fail.
+ */
+void recording_layout_names(char *out, size_t size);
 
 /*
  * Loads the recording in folder `path` (layout REC_LAYOUT_AUTO detects it).
@@ -202,11 +227,16 @@ int recording__warn(struct recording *rec, const char *fmt, ...)
 
 /*
  * Loaders, one per layout (recording_native.c, recording_adt.c,
- * recording_mps.c, recording_egoexo.c). Each fills rec (already holding
- * root and layout) and returns 0, or a negative enum eng_err with
- * err_msg() naming the file and line or field; recording_load() then
- * frees rec.
+ * recording_mps.c, recording_egoexo.c), each a row of the loader table.
+ * detect() says whether folder `path` holds that layout (it can't fail).
+ * load() fills rec (already holding root and layout) and returns 0, or a
+ * negative enum eng_err with err_msg() naming the file and line or field;
+ * recording_load() then frees rec.
  */
+bool recording__detect_native(const char *path);
+bool recording__detect_adt(const char *path);
+bool recording__detect_mps(const char *path);
+bool recording__detect_egoexo(const char *path);
 int recording__load_native(const char *path, struct recording *rec);
 int recording__load_adt(const char *path, struct recording *rec);
 int recording__load_mps(const char *path, struct recording *rec);
@@ -218,6 +248,15 @@ int recording__load_egoexo(const char *path, struct recording *rec);
  * is then unchanged).
  */
 int recording__reserve(void *parr, size_t *cap, size_t n, size_t size);
+
+/*
+ * Attaches the first existing file of names[] (relative to path) as the
+ * recording's video (an Aria VRS file: video.h reads its RGB stream and
+ * its frame times). Nothing happens when none exists. Returns 0 or
+ * ENG_ENOMEM.
+ */
+int recording__attach_video(const char *path, struct recording *rec,
+			    const char *const *names, size_t n);
 
 /* "dir/name" into a new string, or NULL when out of memory. */
 char *recording__path(const char *dir, const char *name);

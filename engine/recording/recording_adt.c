@@ -4,7 +4,8 @@
  * aria_trajectory.csv (us, T_scene_device, Y-up scene), scene_objects.csv
  * (ns, w-first quaternions, static rows at -1), 3d_bounding_box.csv (local
  * AABBs), instances.json (names, categories, motion type), eyegaze.csv or
- * mps/eye_gaze/general_eye_gaze.csv. Every world-frame pose is rotated
+ * mps/eye_gaze/general_eye_gaze.csv; video.vrs, when present, is the
+ * recording's video (its RGB stream). Every world-frame pose is rotated
  * from the Y-up scene to Z-up by R_x(+90 deg) when the trajectory's
  * gravity says Y-up (it does in ADT).
  */
@@ -72,6 +73,8 @@ static long find_uid(const struct uid_index *ix, size_t n, uint64_t uid)
 }
 
 static const char *const adt_traj_files[] = { "aria_trajectory.csv" };
+/* the RGB frames of the sequence (its 214-1 stream) */
+static const char *const adt_video_files[] = { "video.vrs" };
 static const char *const adt_gaze_files[] = {
 	"eyegaze.csv",
 	"mps/eye_gaze/general_eye_gaze.csv",
@@ -314,6 +317,13 @@ static int need_file(const char *dir, const char *name)
 	return err_set(ENG_ENOENT, "%s: missing required file '%s'", dir, name);
 }
 
+bool recording__detect_adt(const char *path)
+{
+	return recording__is_file(path, "scene_objects.csv") ||
+	       recording__is_file(path, "instances.json") ||
+	       recording__is_file(path, "aria_trajectory.csv");
+}
+
 int recording__load_adt(const char *path, struct recording *rec)
 {
 	struct adt_box *b = NULL;
@@ -432,7 +442,8 @@ int recording__load_adt(const char *path, struct recording *rec)
 			mismatch++;
 	}
 	rec->info_objects.file = "scene_objects.csv";
-	if (no_box)
+	rc = recording__attach_video(path, rec, adt_video_files, ARRAY_SIZE(adt_video_files));
+	if (!rc && no_box)
 		rc = recording__warn(rec, "scene_objects.csv: %zu rows of objects without a 3D box skipped",
 				     no_box);
 	if (!rc && skipped)

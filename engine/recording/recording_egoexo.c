@@ -9,11 +9,15 @@
  * and their seconds become device ns through timesync.csv (in the folder
  * or captures/<capture_name>/timesync.csv up the tree): row
  * timesync_start_idx + 1 + round(t * 30) of column
- * aria0N_214-1_capture_timestamp_ns.
+ * aria0N_214-1_capture_timestamp_ns. The take's Aria RGB video
+ * (frame_aligned_videos/ *214-1*.mp4) is attached with the same rows as
+ * the device time of each of its frames.
  */
 #include "recording.h"
 
+#include <dirent.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +51,7 @@ struct take {
 	const char *capture;    /* capture name */
 	char *capture_own;      /* capture name derived from take_name */
 	int64_t start_idx;      /* timesync_start_idx, -1 when absent */
+	int64_t end_idx;        /* timesync_end_idx, -1 when absent */
 	char cam[32];           /* ego Aria camera id, e.g. "aria01" */
 };
 
@@ -120,6 +125,8 @@ static int parse_take(const cJSON *t, const char *ctx, struct take *tk)
 	rc = rc ? rc : jsonfile_str(t, "take_uid", false, ctx, &tk->uid);
 	tk->start_idx = -1;
 	rc = rc ? rc : jsonfile_i64(t, "timesync_start_idx", false, ctx, &tk->start_idx);
+	tk->end_idx = -1;
+	rc = rc ? rc : jsonfile_i64(t, "timesync_end_idx", false, ctx, &tk->end_idx);
 	if (rc)
 		return rc;
 	if (!*tk->name)
@@ -510,6 +517,156 @@ out:
 	return rc;
 }
 
+/* ======================= The ego RGB video ======================= */
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The take's Aria RGB video: frame_aligned_videos/<cam>_214-1.mp4, else
+ * the first (by name) frame_aligned_videos/ *214-1*.mp4. *out is a new
+ * path relative to the take folder, or NULL.
+ */
+static int find_rgb_video(const char *path, const char *cam, char **out)
+{
+	char want[64], *dir, **names = NULL;
+	size_t n = 0, cap = 0, i;
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	*out = NULL;
+	snprintf(want, sizeof(want), "frame_aligned_videos/%s_214-1.mp4", cam);
+	if (recording__is_file(path, want)) {
+		*out = strdup(want);
+		return *out ? 0 : ENG_ENOMEM;
+	}
+	dir = recording__path(path, "frame_aligned_videos");
+	if (!dir)
+		return ENG_ENOMEM;
+	d = opendir(dir);
+	/* cppcheck-suppress readdirCalled ; readdir_r is deprecated, and this DIR is this call's own */
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char rel[300];
+
+		if (len < 4 || strcmp(de->d_name + len - 4, ".mp4") || !strstr(de->d_name, "214-1") ||
+		    len > 255)
+			continue;
+		snprintf(rel, sizeof(rel), "frame_aligned_videos/%s", de->d_name);
+		if (!recording__is_file(path, rel))
+			continue;
+		rc = recording__reserve(&names, &cap, n + 1, sizeof(*names));
+		if (rc)
+			break;
+		names[n] = strdup(rel);
+		if (!names[n]) {
+			rc = ENG_ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	if (!rc && n) {
+		qsort(names, n, sizeof(*names), cmp_name);
+		*out = names[0];
+		names[0] = NULL;
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/*
+ * Device time of each frame of the take video: frame i is timesync row
+ * timesync_start_idx + 1 + i (formats.md 5.4), for i below
+ * timesync_end_idx - timesync_start_idx - 1. A NaN row is interpolated
+ * between its valid neighbours, or extrapolated at EGOEXO_FPS past the
+ * first or last valid one. Sets nothing when no row is valid.
+ */
+static int frame_table(struct rec_video *v, const struct take *tk, const struct timesync *ts)
+{
+	size_t first = (size_t)tk->start_idx + 1, n, i, lo = SIZE_MAX, hi = 0;
+	int64_t *t;
+
+	if (tk->start_idx < 0 || first >= ts->n)
+		return 0;
+	n = ts->n - first;
+	if (tk->end_idx > tk->start_idx + 1 && (size_t)(tk->end_idx - tk->start_idx - 1) < n)
+		n = (size_t)(tk->end_idx - tk->start_idx - 1);
+	for (i = 0; i < n; i++)
+		if (isfinite(ts->ns[first + i])) {
+			if (lo == SIZE_MAX)
+				lo = i;
+			hi = i;
+		}
+	if (lo == SIZE_MAX)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	if (!t)
+		return ENG_ENOMEM;
+	for (i = 0; i < n; i++) {
+		double a = ts->ns[first + i];
+
+		if (isfinite(a)) {
+			t[i] = (int64_t)llround(a);
+		} else if (i < lo) {
+			t[i] = (int64_t)llround(ts->ns[first + lo] - (double)(lo - i) * 1e9 / EGOEXO_FPS);
+		} else if (i > hi) {
+			t[i] = (int64_t)llround(ts->ns[first + hi] + (double)(i - hi) * 1e9 / EGOEXO_FPS);
+		} else {
+			size_t p = i, q = i;
+
+			while (!isfinite(ts->ns[first + p]))
+				p--;
+			while (!isfinite(ts->ns[first + q]))
+				q++;
+			t[i] = (int64_t)llround(ts->ns[first + p] + (ts->ns[first + q] - ts->ns[first + p]) *
+						(double)(i - p) / (double)(q - p));
+		}
+	}
+	v->frame_ns = t;
+	v->nframe_ns = n;
+	return 0;
+}
+
+/* Attaches the take's Aria RGB video, its frames mapped to device time. */
+static int attach_video(const char *path, struct recording *rec, const struct take *tk,
+			const struct timesync *ts)
+{
+	int rc = find_rgb_video(path, tk->cam, &rec->video.path);
+
+	if (rc || !rec->video.path)
+		return rc;
+	rec->video.fps = EGOEXO_FPS;
+	rec->video.t0_ns = rec->traj[0].t_ns;
+	rc = frame_table(&rec->video, tk, ts);
+	if (rc)
+		return rc;
+	if (rec->video.nframe_ns)
+		rec->video.t0_ns = rec->video.frame_ns[0];
+	else
+		rc = recording__warn(rec, "%s: no timesync row for this take: its frames are taken as %d fps"
+				     " from the trajectory start", rec->video.path, EGOEXO_FPS);
+	return rc;
+}
+
+bool recording__detect_egoexo(const char *path)
+{
+	if (recording__is_file(path, "take.json") || recording__is_file(path, "takes.json") ||
+	    recording__is_file(path, "keystep.json"))
+		return true;
+	/* an Ego-Exo4D download: <root>/takes/<take_name>/ with <root>/takes.json */
+	return recording__is_file(path, "trajectory/closed_loop_trajectory.csv") &&
+	       (recording__is_file(path, "../../takes.json") ||
+		recording__is_file(path, "../takes.json"));
+}
+
 int recording__load_egoexo(const char *path, struct recording *rec)
 {
 	struct take tk;
@@ -567,24 +724,9 @@ int recording__load_egoexo(const char *path, struct recording *rec)
 	if (rc)
 		goto out;
 
-	/* the ego RGB video, when present */
-	{
-		char vid[64];
-
-		snprintf(vid, sizeof(vid), "frame_aligned_videos/%s_214-1.mp4", tk.cam);
-		if (recording__is_file(path, vid)) {
-			rec->video.path = strdup(vid);
-			if (!rec->video.path) {
-				rc = ENG_ENOMEM;
-				goto out;
-			}
-			rec->video.fps = EGOEXO_FPS;
-			rec->video.t0_ns = rec->traj[0].t_ns;
-			if (tk.start_idx >= 0 && (size_t)tk.start_idx + 1 < ts.n &&
-			    isfinite(ts.ns[tk.start_idx + 1]))
-				rec->video.t0_ns = (int64_t)llround(ts.ns[tk.start_idx + 1]);
-		}
-	}
+	rc = attach_video(path, rec, &tk, &ts);
+	if (rc)
+		goto out;
 	if (recording__is_file(path, "objects.json")) {
 		p = recording__path(path, "objects.json");
 		if (!p) {

@@ -618,6 +618,19 @@ out:
 	return rc;
 }
 
+/*
+ * The Aria recording beside the MPS outputs: in the folder, or the one
+ * above it when the folder is an mps/ subfolder (Aria Everyday Activities).
+ */
+static const char *const mps_video_files[] = { "recording.vrs", "video.vrs", "../recording.vrs" };
+
+bool recording__detect_mps(const char *path)
+{
+	return recording__is_file(path, "slam/closed_loop_trajectory.csv") ||
+	       recording__is_file(path, "trajectory/closed_loop_trajectory.csv") ||
+	       recording__is_file(path, "closed_loop_trajectory.csv");
+}
+
 int recording__load_mps(const char *path, struct recording *rec)
 {
 	bool rotated = false;
@@ -627,6 +640,7 @@ int recording__load_mps(const char *path, struct recording *rec)
 	rc = recording__aria_load_dir(path, rec, false, mps_traj_files,
 				      ARRAY_SIZE(mps_traj_files), mps_gaze_files,
 				      ARRAY_SIZE(mps_gaze_files), &rotated);
+	rc = rc ? rc : recording__attach_video(path, rec, mps_video_files, ARRAY_SIZE(mps_video_files));
 	if (rc)
 		return rc;
 	if (recording__is_file(path, "objects.json")) {

@@ -733,6 +733,11 @@ out:
 /* Stream names, in the order of rec->info_own. */
 enum { S_TRAJ, S_GAZE, S_OBJECTS, S_POSES, S_ACTIONS, S_COUNT };
 
+bool recording__detect_native(const char *path)
+{
+	return recording__is_file(path, "recording.json");
+}
+
 int recording__load_native(const char *path, struct recording *rec)
 {
 	static const char *const keys[S_COUNT] = { "trajectory", "gaze", "objects",

@@ -17,8 +17,8 @@
 #include "err.h"
 #include "store_int.h"
 
-const char *const store__qa_statuses[6] = {
-	"pending", "approved", "rejected", "edited", "superseded", "dropped"
+const char *const store__qa_statuses[STORE_N_STATUSES] = {
+	"pending", "approved", "rejected", "edited", "superseded", "dropped", "conflict"
 };
 
 /* ============================== Schema ============================== */
@@ -111,6 +111,79 @@ static const char *const store_migrations[] = {
 	" target TEXT);"
 	"CREATE UNIQUE INDEX drops_candidate ON drops(recording_id, category,"
 	" subtask, metric, reason, coalesce(t_ns, 0), coalesce(target, ''));",
+
+	/*
+	 * 1 -> 2: each reviewer's verdict counts (docs/review.md, Decisions).
+	 * qa is rebuilt (the documented create-copy-drop-rename; foreign keys
+	 * are off while migrations run) so that its status may be 'conflict';
+	 * reviews get the adjudication flag; qa_counts holds the counts per
+	 * recording, group and status, kept exact by triggers, so the review
+	 * queue does not scan the table; qa_status_order serves a status filter in review
+	 * order. The step then applies the review policy to the reviews
+	 * already stored (store_migrate), so a store whose later reviewer
+	 * overwrote an earlier one's status now shows the conflict.
+	 */
+	"CREATE TABLE qa_v2 ("
+	" id TEXT PRIMARY KEY,"
+	" run_id INTEGER REFERENCES runs(id),"
+	" recording_id TEXT NOT NULL REFERENCES recordings(id),"
+	" category TEXT NOT NULL,"
+	" subtask TEXT NOT NULL,"
+	" metric TEXT NOT NULL CHECK (metric IN ('approx','relative')),"
+	" t_ns INTEGER NOT NULL,"
+	" clip_start_ns INTEGER,"
+	" clip_end_ns INTEGER,"
+	" frames_json TEXT,"
+	" target TEXT,"
+	" question TEXT NOT NULL,"
+	" question_edited TEXT,"
+	" options_json TEXT NOT NULL,"
+	" answer_index INTEGER,"
+	" answer_json TEXT,"
+	" gt_json TEXT,"
+	" qc_json TEXT,"
+	" status TEXT NOT NULL CHECK (status IN ('pending','approved','rejected',"
+	" 'edited','superseded','dropped','conflict')),"
+	" drop_reason TEXT,"
+	" created_at TEXT NOT NULL,"
+	" updated_at TEXT NOT NULL);"
+	"INSERT INTO qa_v2 SELECT id, run_id, recording_id, category, subtask, metric,"
+	" t_ns, clip_start_ns, clip_end_ns, frames_json, target, question,"
+	" question_edited, options_json, answer_index, answer_json, gt_json, qc_json,"
+	" status, drop_reason, created_at, updated_at FROM qa;"
+	"DROP TABLE qa;"
+	"ALTER TABLE qa_v2 RENAME TO qa;"
+	"CREATE INDEX qa_task ON qa(category, subtask, metric, status);"
+	"CREATE INDEX qa_recording ON qa(recording_id, t_ns, id);"
+	"CREATE INDEX qa_status_order ON qa(status, recording_id, t_ns, id);"
+	"ALTER TABLE reviews ADD COLUMN adjudication INTEGER NOT NULL DEFAULT 0"
+	" CHECK (adjudication IN (0, 1));"
+	"CREATE TABLE qa_counts ("
+	" recording_id TEXT NOT NULL,"
+	" category TEXT NOT NULL,"
+	" subtask TEXT NOT NULL,"
+	" metric TEXT NOT NULL,"
+	" status TEXT NOT NULL,"
+	" n INTEGER NOT NULL,"
+	" PRIMARY KEY (recording_id, category, subtask, metric, status)) WITHOUT ROWID;"
+	"INSERT INTO qa_counts SELECT recording_id, category, subtask, metric, status, count(*)"
+	" FROM qa GROUP BY 1, 2, 3, 4, 5;"
+	"CREATE TRIGGER qa_counts_insert AFTER INSERT ON qa BEGIN"
+	" INSERT INTO qa_counts VALUES (new.recording_id, new.category, new.subtask,"
+	" new.metric, new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1; END;"
+	"CREATE TRIGGER qa_counts_delete AFTER DELETE ON qa BEGIN"
+	" UPDATE qa_counts SET n = n - 1 WHERE recording_id = old.recording_id"
+	" AND category = old.category AND subtask = old.subtask AND metric = old.metric"
+	" AND status = old.status; END;"
+	"CREATE TRIGGER qa_counts_update AFTER UPDATE OF recording_id, category, subtask,"
+	" metric, status ON qa WHEN old.recording_id IS NOT new.recording_id"
+	" OR old.category IS NOT new.category OR old.subtask IS NOT new.subtask"
+	" OR old.metric IS NOT new.metric OR old.status IS NOT new.status BEGIN"
+	" UPDATE qa_counts SET n = n - 1 WHERE recording_id = old.recording_id"
+	" AND category = old.category AND subtask = old.subtask AND metric = old.metric"
+	" AND status = old.status;"
+	" INSERT INTO qa_counts VALUES (new.recording_id, new.category, new.subtask,"
+	" new.metric, new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1; END;",
 };
 
 _Static_assert(ARRAY_SIZE(store_migrations) == STORE_SCHEMA_VERSION,
@@ -282,7 +355,12 @@ out:
 	return rc;
 }
 
-/* Runs the missing migrations, each in its own immediate transaction. */
+/*
+ * Runs the missing migrations, each in its own immediate transaction.
+ * Foreign keys must be off (a migration may rebuild a table that others
+ * refer to); store_open() turns them on afterwards. The step to version 2
+ * also applies the review policy to the reviews already stored.
+ */
 static int store_migrate(struct store *st)
 {
 	char sql[96];
@@ -302,6 +380,12 @@ static int store_migrate(struct store *st)
 			rc = err_set(ENG_EDB, "'%s': migrating to schema version %d: %s",
 				     st->path, v + 1, sqlite3_errmsg(st->db));
 			goto fail;
+		}
+		/* 1 -> 2: the old reviews under the per-reviewer policy, in this step */
+		if (v == 1) {
+			rc = store__review_derive(st, NULL, NULL);
+			if (rc)
+				goto fail;
 		}
 		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d; PRAGMA application_id = %d",
 			 v + 1, STORE_APP_ID);
@@ -395,10 +479,11 @@ int store_open(const char *path, unsigned flags, struct store **out)
 		if (!rc)
 			rc = store__db_exec(st, "PRAGMA synchronous = NORMAL", "setting synchronous");
 	}
-	if (!rc)
-		rc = store__db_exec(st, "PRAGMA foreign_keys = ON", "enabling foreign keys");
+	/* migrations run with foreign keys off (a table may be rebuilt) */
 	if (!rc && !st->readonly)
 		rc = store_migrate(st);
+	if (!rc)
+		rc = store__db_exec(st, "PRAGMA foreign_keys = ON", "enabling foreign keys");
 out:
 	if (rc) {
 		store_close(st);

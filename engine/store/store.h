@@ -44,7 +44,7 @@
 struct cJSON;
 
 /* The schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 /* A store handle; opaque. */
 struct store;
@@ -217,7 +217,7 @@ enum store_put_result {
  *   removed when trace_json is NULL). Its reviews are kept.
  *   *inserted = STORE_PUT_REPLACED.
  * - Existing id with any other status (pending, dropped, approved,
- *   rejected, edited): nothing changes; *inserted = STORE_PUT_KEPT. So the
+ *   rejected, edited, conflict): nothing changes; *inserted = STORE_PUT_KEPT. So the
  *   same generation run twice adds nothing, and generation never modifies
  *   a reviewed QA.
  * inserted may be NULL. Returns 0; ENG_EINVAL naming the field (bad id,
@@ -233,7 +233,8 @@ int store_qa_put(struct store *st, const struct store_qa *qa, int *inserted);
  * of one recording when recording_id is not NULL, as "superseded", and
  * deletes the drops rows of the same category (and recording): regenerate
  * calls this before it stores the replacements, ideally in the same batch.
- * Reviewed QAs (approved, rejected, edited) and all reviews are untouched.
+ * Reviewed QAs (approved, rejected, edited, conflict) and all reviews are
+ * untouched.
  * Gives the number of QAs marked in *n (may be NULL). Returns 0, ENG_EINVAL
  * (category NULL) or ENG_EDB.
  */
@@ -353,33 +354,84 @@ struct store_review {
 	const char *note;         /* free text, or NULL */
 	int64_t started_ms;       /* Unix ms the item was shown, 0 = unknown */
 	int64_t decided_ms;       /* Unix ms of the decision, 0 = now */
+	int adjudication;         /* nonzero: an approve, reject or edit that
+	                           * settles the item (`review adjudicate`) */
 };
 
 /*
- * Appends a review and, in the same transaction, updates the QA:
- * approve -> status "approved", reject -> "rejected", edit -> "edited"
- * with question_edited = edit_after; flag, note and answer leave the
- * status as it is. A later decision overrides an earlier one's status;
- * reviews are never deleted or changed. Approve, reject and edit are
- * refused on a superseded QA (its content is stale).
+ * The review policy: how a QA's status follows from its reviews
+ * (docs/review.md, Decisions). A reviewer's verdict on a QA is their
+ * latest approve, reject or edit that is not an adjudication (latest by
+ * decided_at, then by review id); flags, notes and blind answers are not
+ * verdicts, and an edit accepts the QA with new wording. Then, unless the
+ * QA is superseded:
+ * - with an adjudication, the latest one decides: reject -> "rejected";
+ *   approve or edit -> accepted;
+ * - else no verdict leaves the status as it was (pending or dropped);
+ * - else verdicts that all reject -> "rejected";
+ * - else verdicts that all accept -> accepted;
+ * - else (accept and reject both present) -> "conflict", which waits for
+ *   an adjudication.
+ * An accepted QA is "edited" when it has a wording and "approved" when
+ * not. Its wording (question_edited) is the adjudication's own when that
+ * is an edit, else the latest edit by a reviewer whose verdict accepts
+ * (an approval accepts the wording the page showed); a conflict keeps
+ * that wording too, and a rejected QA has none.
+ */
+
+/*
+ * Appends a review and, in the same transaction, sets the QA's status
+ * and question_edited by the review policy above (over every reviewer's
+ * verdict, so one reviewer's decision never overwrites another's).
+ * Reviews are never deleted or changed. Approve, reject and edit are
+ * refused on a superseded QA (its content is stale). The text fields
+ * must be valid UTF-8.
  * Gives the review's id in *review_id (may be NULL). Returns 0;
  * ENG_ENOTFOUND (no such QA); ENG_EINVAL (unknown decision, no reviewer,
  * edit without edit_after, answer without blind_answer_index, blind index
- * out of the QA's options, superseded QA); ENG_EDB.
+ * out of the QA's options, superseded QA, an adjudication that is not
+ * approve, reject or edit, text that is not UTF-8); ENG_EDB.
  */
 int store_review_add(struct store *st, const struct store_review *rev,
 		     int64_t *review_id);
+
+/*
+ * Applies the review policy to every QA that has a verdict or an
+ * adjudication (after a merge appended reviews, or a migration), in one
+ * transaction (or the open batch). Gives the number of QAs whose status
+ * or wording changed in *changed (may be NULL). Returns 0 or ENG_EDB.
+ */
+int store_review_derive_all(struct store *st, int64_t *changed);
+
+/*
+ * Each reviewer's current verdict on QA id, as a cJSON array ordered by
+ * reviewer of {reviewer, decision, edit_after, decided_at, review_id},
+ * and the latest adjudication (or null) in *adjudication, both for the
+ * caller. Either out-pointer may be NULL. Returns 0, ENG_ENOTFOUND (no
+ * such QA), ENG_ENOMEM or ENG_EDB.
+ */
+int store_review_verdicts(struct store *st, const char *id, struct cJSON **verdicts,
+			  struct cJSON **adjudication);
+
+/*
+ * The queue's counts, cheap at any size (a table the schema keeps up to
+ * date with triggers, not a scan): {"total": n, "by_status": {STATUS: n,
+ * ...}, "groups": {"CATEGORY.SUBTASK/METRIC": {"total": n, STATUS: n,
+ * ...}}} with every status present. They equal store_stats()'s counts.
+ * Returns 0, ENG_ENOMEM or ENG_EDB.
+ */
+int store_review_counts(struct store *st, struct cJSON **out);
 
 /* ============================== Statistics ============================== */
 
 /*
  * Counts and QC figures of the whole store, as a cJSON object:
  * {
- *   "schema_version": 1, "total": QAs, "by_status": {STATUS: n, ...},
+ *   "schema_version": 2, "total": QAs, "by_status": {STATUS: n, ...},
  *   "groups": {"CATEGORY.SUBTASK/METRIC": {"total": n, "pending": n,
  *       "approved": n, "rejected": n, "edited": n, "superseded": n,
- *       "dropped": n, "acceptance": x|null, "mean_z": x|null, "z_n": n,
- *       "letters": [...], "drops": n}, ...},
+ *       "dropped": n, "conflict": n, "acceptance": x|null,
+ *       "mean_z": x|null, "z_n": n, "letters": [...], "drops": n}, ...},
  *   "drops": {"total": n, "by_reason": {REASON: n, ...}},
  *   "letters": [{"options": k, "n": n, "counts": {"A": n, ...},
  *       "chi2": x, "df": k-1, "p": x}, ...],
@@ -393,11 +445,13 @@ int store_review_add(struct store *st, const struct store_review *rev,
  *       "median_time_ms": x|null}
  * }
  * Every status appears in by_status and in each group, with 0 when none.
- * "Live" QAs (pending, approved, edited) feed the letter balance and z:
+ * "Live" QAs (pending, approved, edited, conflict) feed the letter
+ * balance and z:
  * letters has one entry per option count k present, counting answer_index
  * as letters A.., with the chi-square statistic against a uniform answer
  * over k options and its p-value (store_chi2_sf). acceptance =
- * (approved + edited) / (approved + edited + rejected). mean_z averages
+ * (approved + edited) / (approved + edited + rejected); a conflict is not
+ * decided yet. mean_z averages
  * qc_json's numeric "z" where present. Kappa compares, for each pair of
  * reviewers a < b, their last approve/reject/edit decision on each QA both
  * decided, as accept (approve, edit) or reject. Review times are

@@ -37,7 +37,17 @@ struct store {
 };
 
 /* Every QA status, in the order of the schema's CHECK. */
-extern const char *const store__qa_statuses[6];
+#define STORE_N_STATUSES 7
+extern const char *const store__qa_statuses[STORE_N_STATUSES];
+
+/*
+ * Applies the review policy (store.h) to QA qa_id, or to every QA with a
+ * verdict or an adjudication when qa_id is NULL, inside the caller's
+ * transaction. Adds the number of QAs changed to *changed (may be NULL).
+ * Returns 0 or ENG_EDB.
+ */
+int store__review_derive(struct store *st, const char *qa_id, int64_t *changed);
+
 
 /* How a column becomes JSON (store__row_to_json). */
 enum col_kind { COL_TEXT, COL_INT, COL_JSON };

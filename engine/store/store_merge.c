@@ -27,7 +27,7 @@
 #define MERGE_SRC "merge_src"
 
 /* 1 for a reviewed status; the first key of the QA ranking. */
-#define MERGE_REVIEWED(t) "(" t ".status IN ('approved', 'rejected', 'edited'))"
+#define MERGE_REVIEWED(t) "(" t ".status IN ('approved', 'rejected', 'edited', 'conflict'))"
 
 /* The same run: what a run row holds from its start. */
 #define MERGE_SAME_RUN \
@@ -134,16 +134,12 @@ static int merge_check_src(struct store *st, const char *path)
 }
 
 /* The statements of one merge, in order; see store_merge() in store.h. */
-static int merge_body(struct store *st, const char *path, struct store_merge_stats *m)
+/* The recordings, then the runs: those the output holds, the others under new ids. */
+static int merge_runs_and_recordings(struct store *st, const char *path,
+				     struct store_merge_stats *m)
 {
-	int64_t v[3] = { 0, 0, 0 }, n_reviews = 0;
-	size_t i;
-	int rc = 0;
+	int rc;
 
-	for (i = 0; i < ARRAY_SIZE(merge_setup) && !rc; i++)
-		rc = merge_exec(st, path, merge_setup[i].sql, merge_setup[i].what, NULL);
-	if (rc)
-		return rc;
 	rc = merge_exec(st, path,
 			"INSERT INTO main.recordings (id, layout, root, t0_ns, t1_ns,"
 			" summary_json, added_at) SELECT id, layout, root, t0_ns, t1_ns,"
@@ -179,6 +175,15 @@ static int merge_body(struct store *st, const char *path, struct store_merge_sta
 				" JOIN " MERGE_SRC ".runs s ON s.id = r.old"
 				" WHERE runs.id = r.new AND NOT r.added AND runs.status = 'running'"
 				" AND s.status != 'running'", "finishing runs", NULL);
+	return rc;
+}
+
+/* Each QA id of the input: added, replaced (reviewed wins, then the later) or kept; edits and traces follow. */
+static int merge_qas(struct store *st, const char *path, struct store_merge_stats *m)
+{
+	int64_t v[3] = { 0, 0, 0 };
+	int rc = 0;
+
 	/* what happens to each QA id of the input */
 	if (!rc)
 		rc = merge_exec(st, path,
@@ -245,6 +250,16 @@ static int merge_body(struct store *st, const char *path, struct store_merge_sta
 				"DELETE FROM main.traces WHERE qa_id IN (SELECT id FROM temp.merge_qa"
 				" WHERE action = 2) AND qa_id NOT IN (SELECT qa_id FROM "
 				MERGE_SRC ".traces)", "removing replaced traces", NULL);
+	return rc;
+}
+
+/* Reviews appended once, drops by their key, the LLM cache by key (the later wins). */
+static int merge_reviews_drops_cache(struct store *st, const char *path,
+				     struct store_merge_stats *m)
+{
+	int64_t n_reviews = 0;
+	int rc = 0;
+
 	if (!rc)
 		rc = merge_ints(st, path, "SELECT count(*) FROM " MERGE_SRC ".reviews",
 				"counting reviews", &n_reviews, 1);
@@ -252,15 +267,18 @@ static int merge_body(struct store *st, const char *path, struct store_merge_sta
 		rc = merge_exec(st, path,
 				"INSERT INTO main.reviews (qa_id, reviewer, decision, reason,"
 				" blind_answer_index, edit_before, edit_after, note, started_at,"
-				" decided_at) SELECT r.qa_id, r.reviewer, r.decision, r.reason,"
-				" r.blind_answer_index, r.edit_before, r.edit_after, r.note,"
-				" r.started_at, r.decided_at FROM " MERGE_SRC ".reviews r"
+				" decided_at, adjudication) SELECT r.qa_id, r.reviewer, r.decision,"
+				" r.reason, r.blind_answer_index, r.edit_before, r.edit_after, r.note,"
+				" r.started_at, r.decided_at, r.adjudication FROM " MERGE_SRC ".reviews r"
 				" WHERE NOT EXISTS (SELECT 1 FROM main.reviews m"
 				"  WHERE m.qa_id = r.qa_id AND m.reviewer = r.reviewer"
 				"  AND m.decision = r.decision AND m.decided_at = r.decided_at)"
 				" ORDER BY r.id", "appending reviews", &m->reviews_added);
 	if (!rc)
 		m->reviews_known = n_reviews - m->reviews_added;
+	/* the status follows every reviewer's verdict, from both stores */
+	if (!rc)
+		rc = store__review_derive(st, NULL, NULL);
 	if (!rc)
 		rc = merge_exec(st, path,
 				"INSERT INTO main.drops (run_id, recording_id, category, subtask,"
@@ -281,6 +299,22 @@ static int merge_body(struct store *st, const char *path, struct store_merge_sta
 				" created_at = excluded.created_at, latency_ms = excluded.latency_ms"
 				" WHERE excluded.created_at > llm_cache.created_at",
 				"copying the llm cache", &m->cache_written);
+	return rc;
+}
+
+static int merge_body(struct store *st, const char *path, struct store_merge_stats *m)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < ARRAY_SIZE(merge_setup) && !rc; i++)
+		rc = merge_exec(st, path, merge_setup[i].sql, merge_setup[i].what, NULL);
+	if (!rc)
+		rc = merge_runs_and_recordings(st, path, m);
+	if (!rc)
+		rc = merge_qas(st, path, m);
+	if (!rc)
+		rc = merge_reviews_drops_cache(st, path, m);
 	for (i = 0; i < ARRAY_SIZE(merge_cleanup) && !rc; i++)
 		rc = merge_exec(st, path, merge_cleanup[i].sql, merge_cleanup[i].what, NULL);
 	return rc;

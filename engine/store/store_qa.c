@@ -356,19 +356,56 @@ static const struct col_spec qa_specs[] = {
 };
 
 /*
- * The filter as SQL over named parameters; a NULL parameter matches all,
- * and the list parameters match any of their comma-separated elements.
+ * The filter as SQL over named parameters, with only the conditions the
+ * filter sets, so that SQLite can use an index for them (qa_status_order
+ * serves a status in review order). A list with one element is an
+ * equality; a comma-separated list matches any of its elements.
  */
-#define QA_FILTER \
-	" (:category IS NULL OR instr(',' || :category || ',', ',' || qa.category || ',') > 0)" \
-	" AND (:subtask IS NULL OR instr(',' || :subtask || ',', ',' || qa.subtask || ',') > 0)" \
-	" AND (:metric IS NULL OR instr(',' || :metric || ',', ',' || qa.metric || ',') > 0)" \
-	" AND (:status IS NULL OR instr(',' || :status || ',', ',' || qa.status || ',') > 0)" \
-	" AND (:recording IS NULL OR qa.recording_id = :recording)" \
-	" AND (:reviewer IS NULL OR EXISTS (SELECT 1 FROM reviews r" \
-	"  WHERE r.qa_id = qa.id AND r.reviewer = :reviewer))" \
-	" AND (:not_reviewer IS NULL OR NOT EXISTS (SELECT 1 FROM reviews r" \
-	"  WHERE r.qa_id = qa.id AND r.reviewer = :not_reviewer))"
+struct filter_term {
+	size_t off;           /* offsetof the field in struct store_filter */
+	const char *column;   /* its column */
+	const char *param;    /* its parameter */
+};
+
+static const struct filter_term filter_lists[] = {
+	{ offsetof(struct store_filter, category), "qa.category", ":category" },
+	{ offsetof(struct store_filter, subtask), "qa.subtask", ":subtask" },
+	{ offsetof(struct store_filter, metric), "qa.metric", ":metric" },
+	{ offsetof(struct store_filter, status), "qa.status", ":status" },
+};
+
+static const char *filter_field(const struct store_filter *f, size_t off)
+{
+	return f ? *(const char *const *)(const void *)((const char *)f + off) : NULL;
+}
+
+static int filter_where(struct buf *b, const struct store_filter *f)
+{
+	size_t i;
+	int rc = buf_adds(b, " WHERE 1");
+
+	for (i = 0; !rc && i < ARRAY_SIZE(filter_lists); i++) {
+		const struct filter_term *t = &filter_lists[i];
+		const char *v = filter_field(f, t->off);
+
+		if (!v)
+			continue;
+		if (strchr(v, ','))
+			rc = buf_addf(b, " AND instr(',' || %s || ',', ',' || %s || ',') > 0",
+				      t->param, t->column);
+		else
+			rc = buf_addf(b, " AND %s = %s", t->column, t->param);
+	}
+	if (!rc && f && f->recording_id)
+		rc = buf_adds(b, " AND qa.recording_id = :recording");
+	if (!rc && f && f->reviewer)
+		rc = buf_adds(b, " AND EXISTS (SELECT 1 FROM reviews r"
+			      " WHERE r.qa_id = qa.id AND r.reviewer = :reviewer)");
+	if (!rc && f && f->not_reviewer)
+		rc = buf_adds(b, " AND NOT EXISTS (SELECT 1 FROM reviews r"
+			      " WHERE r.qa_id = qa.id AND r.reviewer = :not_reviewer)");
+	return rc;
+}
 
 #define QA_ORDER " ORDER BY qa.recording_id, qa.t_ns, qa.id"
 
@@ -389,6 +426,34 @@ static int filter_bind(sqlite3_stmt *s, const struct store_filter *f)
 	       store__bind_i64(s, ":offset", f->offset);
 }
 
+/* Prepares head + the filter's WHERE + tail, with the filter bound. */
+static int filter_prepare(struct store *st, const char *head, const struct store_filter *f,
+			  const char *tail, sqlite3_stmt **out, const char *what)
+{
+	struct buf b;
+	int rc;
+
+	*out = NULL;
+	buf_init(&b, 1 << 16);
+	rc = buf_adds(&b, head);
+	if (!rc)
+		rc = filter_where(&b, f);
+	if (!rc)
+		rc = buf_adds(&b, tail);
+	if (rc) {
+		buf_release(&b);
+		return err_set(rc, "'%s': %s: the query is too long", st->path, what);
+	}
+	rc = store__db_prepare(st, buf_str(&b), out, what);
+	buf_release(&b);
+	if (!rc && filter_bind(*out, f)) {
+		rc = store__db_fail(st, what);
+		sqlite3_finalize(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 static int filter_check(const struct store *st, const struct store_filter *f)
 {
 	if (f && (f->limit < 0 || f->offset < 0))
@@ -404,6 +469,7 @@ static int reviews_json(struct store *st, const char *id, cJSON **out)
 		{ "reason", COL_TEXT }, { "blind_answer_index", COL_INT },
 		{ "edit_before", COL_TEXT }, { "edit_after", COL_TEXT }, { "note", COL_TEXT },
 		{ "started_at", COL_TEXT }, { "decided_at", COL_TEXT }, { "time_ms", COL_INT },
+		{ "adjudication", COL_INT },
 	};
 	sqlite3_stmt *s = NULL;
 	cJSON *arr = cJSON_CreateArray(), *row = NULL;
@@ -414,7 +480,7 @@ static int reviews_json(struct store *st, const char *id, cJSON **out)
 	rc = store__db_prepare(st, "SELECT id, reviewer, decision, reason, blind_answer_index,"
 			" edit_before, edit_after, note, started_at, decided_at,"
 			" CAST(round((julianday(decided_at) - julianday(started_at))"
-			" * 86400000.0) AS INTEGER)"
+			" * 86400000.0) AS INTEGER), adjudication"
 			" FROM reviews WHERE qa_id = :id ORDER BY id", &s, "reading reviews");
 	if (rc)
 		goto out;
@@ -501,13 +567,19 @@ static int count_matches(struct store *st, const struct store_filter *f, int64_t
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	rc = store__db_prepare(st, "SELECT count(*) FROM qa WHERE" QA_FILTER, &s, "counting qas");
+	/*
+	 * A filter on recording, category, sub-task, metric and status only
+	 * is summed from qa_counts (kept exact by triggers; the alias lets the
+	 * filter's qa.* columns name its columns), so the count costs nothing
+	 * at any size; a filter by reviewer counts the matching rows.
+	 */
+	if (!f || (!f->reviewer && !f->not_reviewer))
+		rc = filter_prepare(st, "SELECT coalesce(sum(qa.n), 0) FROM qa_counts AS qa", f, "",
+				    &s, "counting qas");
+	else
+		rc = filter_prepare(st, "SELECT count(*) FROM qa", f, "", &s, "counting qas");
 	if (rc)
 		goto out;
-	if (filter_bind(s, f)) {
-		rc = store__db_fail(st, "counting qas");
-		goto out;
-	}
 	if (sqlite3_step(s) != SQLITE_ROW) {
 		rc = store__db_fail(st, "counting qas");
 		goto out;
@@ -550,14 +622,10 @@ int store_qa_list(struct store *st, const struct store_filter *filter, cJSON **o
 		rc = store__oom(st);
 		goto out;
 	}
-	rc = store__db_prepare(st, "SELECT " QA_COLS " FROM qa WHERE" QA_FILTER QA_ORDER
-			" LIMIT :limit OFFSET :offset", &s, "listing qas");
+	rc = filter_prepare(st, "SELECT " QA_COLS " FROM qa", filter,
+			    QA_ORDER " LIMIT :limit OFFSET :offset", &s, "listing qas");
 	if (rc)
 		goto out;
-	if (filter_bind(s, filter)) {
-		rc = store__db_fail(st, "listing qas");
-		goto out;
-	}
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		rc = store__row_to_json(s, 0, qa_specs, QC_TRACE, &row);
 		if (rc || !cJSON_AddItemToArray(items, row)) {
@@ -586,21 +654,32 @@ static int neighbour(struct store *st, const struct store_filter *f, int dir,
 		     const char *rec, int64_t t, const char *id, char **out)
 {
 	static const char prev_sql[] =
-		"SELECT qa.id FROM qa WHERE" QA_FILTER
 		" AND (qa.recording_id, qa.t_ns, qa.id) < (:k_rec, :k_t, :k_id)"
 		" ORDER BY qa.recording_id DESC, qa.t_ns DESC, qa.id DESC LIMIT 1";
 	static const char next_sql[] =
-		"SELECT qa.id FROM qa WHERE" QA_FILTER
 		" AND (qa.recording_id, qa.t_ns, qa.id) > (:k_rec, :k_t, :k_id)"
 		QA_ORDER " LIMIT 1";
+	/*
+	 * Inside one recording (the filter names the QA's own): the same order
+	 * without the constant recording_id, which lets SQLite walk
+	 * qa_status_order instead of sorting every match for one row.
+	 */
+	static const char prev_in_rec_sql[] =
+		" AND (qa.t_ns, qa.id) < (:k_t, :k_id)"
+		" ORDER BY qa.t_ns DESC, qa.id DESC LIMIT 1";
+	static const char next_in_rec_sql[] =
+		" AND (qa.t_ns, qa.id) > (:k_t, :k_id) ORDER BY qa.t_ns, qa.id LIMIT 1";
+	int in_rec = f && f->recording_id && !strcmp(f->recording_id, rec);
 	sqlite3_stmt *s = NULL;
 	char *found = NULL;
 	int rc, step;
 
-	rc = store__db_prepare(st, dir < 0 ? prev_sql : next_sql, &s, "finding neighbours");
+	rc = filter_prepare(st, "SELECT qa.id FROM qa", f,
+			    in_rec ? (dir < 0 ? prev_in_rec_sql : next_in_rec_sql)
+				   : (dir < 0 ? prev_sql : next_sql), &s, "finding neighbours");
 	if (rc)
 		goto out;
-	if (filter_bind(s, f) || store__bind_text(s, ":k_rec", rec) || store__bind_i64(s, ":k_t", t) ||
+	if (store__bind_text(s, ":k_rec", rec) || store__bind_i64(s, ":k_t", t) ||
 	    store__bind_text(s, ":k_id", id)) {
 		rc = store__db_fail(st, "finding neighbours");
 		goto out;
@@ -714,18 +793,13 @@ int store_qa_iter(struct store *st, const struct store_filter *filter, int with_
 	rc = filter_check(st, filter);
 	if (rc)
 		return rc;
-	rc = store__db_prepare(st, with_trace
+	rc = filter_prepare(st, with_trace
 			? "SELECT " QA_COLS ", (SELECT trace_json FROM traces t"
-			  " WHERE t.qa_id = qa.id) FROM qa WHERE" QA_FILTER QA_ORDER
-			  " LIMIT :limit OFFSET :offset"
-			: "SELECT " QA_COLS ", NULL FROM qa WHERE" QA_FILTER QA_ORDER
-			  " LIMIT :limit OFFSET :offset", &s, "reading qas");
+			  " WHERE t.qa_id = qa.id) FROM qa"
+			: "SELECT " QA_COLS ", NULL FROM qa", filter,
+			QA_ORDER " LIMIT :limit OFFSET :offset", &s, "reading qas");
 	if (rc)
 		goto out;
-	if (filter_bind(s, filter)) {
-		rc = store__db_fail(st, "reading qas");
-		goto out;
-	}
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		qa_from_row(s, with_trace, &qa);
 		rc = cb(&qa, ctx);

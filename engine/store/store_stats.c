@@ -227,7 +227,7 @@ static int letters_add(cJSON *arr, int k, const int64_t *counts)
 }
 
 /* Statuses whose QAs make up the candidate dataset (letters, z). */
-#define LIVE_SQL "status IN ('pending', 'approved', 'edited')"
+#define LIVE_SQL "status IN ('pending', 'approved', 'edited', 'conflict')"
 
 /* groups + by_status + total from one GROUP BY. */
 static int stats_counts(struct store *st, cJSON *res, cJSON *groups)
@@ -584,7 +584,8 @@ static int kappa_add(cJSON *arr, const char *a, const char *b, const int64_t t[4
 
 /*
  * Cohen's kappa for each pair of reviewers over the QAs both decided:
- * each one's last approve/reject/edit, as accept (approve, edit) / reject.
+ * each one's verdict (last approve/reject/edit that is not an
+ * adjudication), as accept (approve, edit) / reject.
  */
 static int stats_kappa(struct store *st, cJSON *rv)
 {
@@ -592,7 +593,7 @@ static int stats_kappa(struct store *st, cJSON *rv)
 		"WITH v AS (SELECT qa_id, reviewer, decision IN ('approve', 'edit') AS acc,"
 		" row_number() OVER (PARTITION BY qa_id, reviewer"
 		"  ORDER BY decided_at DESC, id DESC) AS rn"
-		" FROM reviews WHERE decision IN ('approve', 'reject', 'edit'))"
+		" FROM reviews WHERE decision IN ('approve', 'reject', 'edit') AND adjudication = 0)"
 		" SELECT a.reviewer, b.reviewer, a.acc, b.acc, count(*)"
 		" FROM v a JOIN v b ON a.qa_id = b.qa_id AND a.reviewer < b.reviewer"
 		" WHERE a.rn = 1 AND b.rn = 1 GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4";

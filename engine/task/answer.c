@@ -281,16 +281,51 @@ static void answers_path(enum ans_kind kind, char *path, size_t size)
 }
 
 /* The text of key `prefix` + `name` in the kind's template, as a string. */
-static int vocab(const char *path, const char *prefix, const char *name, char *out,
+/*
+ * The key to use for phrasing variant `style` of key: key itself or one of
+ * "key~2" .. "key~9" that the template defines, style modulo their number.
+ */
+static void style_key(const char *path, const char *key, int style, char *out, size_t size)
+{
+	char k[80];
+	const char *t;
+	size_t len;
+	int n = 1, i;
+
+	for (i = 2; i <= 9; i++) {
+		snprintf(k, sizeof(k), "%s~%d", key, i);
+		if (tmpl_keyed(path, k, &t, &len))
+			break;
+		n++;
+	}
+	i = n > 1 ? (style < 0 ? -style : style) % n : 0;
+	if (i == 0)
+		snprintf(out, size, "%s", key);
+	else
+		snprintf(out, size, "%s~%d", key, i + 1);
+}
+
+/* tmpl_render_keyed() of the style's variant of key. */
+static int styled(const char *path, int style, const char *key, const struct tmpl_var *vars,
+		  size_t nvars, struct buf *out)
+{
+	char k[80];
+
+	style_key(path, key, style, k, sizeof(k));
+	return tmpl_render_keyed(path, k, vars, nvars, out);
+}
+
+static int vocab(const char *path, int style, const char *prefix, const char *name, char *out,
 		 size_t size)
 {
-	char key[64];
+	char key[64], k[80];
 	const char *t;
 	size_t len;
 	int rc;
 
 	snprintf(key, sizeof(key), "%s%s", prefix, name);
-	rc = tmpl_keyed(path, key, &t, &len);
+	style_key(path, key, style, k, sizeof(k));
+	rc = tmpl_keyed(path, k, &t, &len);
 	if (rc)
 		return rc;
 	if (len >= size)
@@ -306,8 +341,9 @@ static void capitalise(struct buf *out, size_t start)
 		out->ptr[start] = (char)(out->ptr[start] - 'a' + 'A');
 }
 
-static int render_yaw(const char *path, const struct answer *a, const char *fwd_key,
-		      const char *around_key, const char *turn_key, struct buf *out)
+static int render_yaw(const char *path, int style, const struct answer *a,
+		      const char *fwd_key, const char *around_key, const char *turn_key,
+		      struct buf *out)
 {
 	char angle[16];
 	struct tmpl_var v[3] = {
@@ -318,10 +354,10 @@ static int render_yaw(const char *path, const struct answer *a, const char *fwd_
 
 	snprintf(angle, sizeof(angle), "%d", (int)lroundf(fabsf(a->yaw_deg)));
 	if (a->yaw_deg == 0.0f)
-		return tmpl_render_keyed(path, fwd_key, v, 3, out);
+		return styled(path, style, fwd_key, v, 3, out);
 	if (a->yaw_deg == 180.0f)
-		return tmpl_render_keyed(path, around_key, v, 3, out);
-	return tmpl_render_keyed(path, turn_key, v, 3, out);
+		return styled(path, style, around_key, v, 3, out);
+	return styled(path, style, turn_key, v, 3, out);
 }
 
 static int render_chain_json(const char *path, const struct answer *a, struct buf *out)
@@ -349,7 +385,7 @@ static int check_valid(const struct answer *a)
 	return ans_normalise(&c, NULL);
 }
 
-int ans_render(const struct answer *a, struct buf *out)
+int ans_render_style(const struct answer *a, int style, struct buf *out)
 {
 	char path[96], w1[64], w2[64], dist[16];
 	size_t start = out->len;
@@ -362,17 +398,17 @@ int ans_render(const struct answer *a, struct buf *out)
 	snprintf(dist, sizeof(dist), "%.1f", (double)a->dist_m);
 	switch (a->kind) {
 	case ANS_HEAD_TURN_APPROX:
-		rc = render_yaw(path, a, "forward", "around", "turn", out);
+		rc = render_yaw(path, style, a, "forward", "around", "turn", out);
 		break;
 	case ANS_GAZE_APPROX:
-		rc = render_yaw(path, a, "forward", "around", "look", out);
+		rc = render_yaw(path, style, a, "forward", "around", "look", out);
 		break;
 	case ANS_HEAD_TURN_RELATIVE: {
 		struct tmpl_var v[1] = { { "direction", w1 } };
 
-		rc = vocab(path, "dir.", bev_dir_name(a->dir), w1, sizeof(w1));
+		rc = vocab(path, style, "dir.", bev_dir_name(a->dir), w1, sizeof(w1));
 		if (!rc)
-			rc = tmpl_render_keyed(path, "turn", v, 1, out);
+			rc = styled(path, style, "turn", v, 1, out);
 		break;
 	}
 	case ANS_GAZE_RELATIVE: {
@@ -380,27 +416,27 @@ int ans_render(const struct answer *a, struct buf *out)
 			{ "object", a->object }, { "relation", w1 }, { "ref", a->ref },
 		};
 
-		rc = vocab(path, "rel.", ans_rel_name(a->rel), w1, sizeof(w1));
+		rc = vocab(path, style, "rel.", ans_rel_name(a->rel), w1, sizeof(w1));
 		if (!rc)
-			rc = tmpl_render_keyed(path, "where", v, 3, out);
+			rc = styled(path, style, "where", v, 3, out);
 		break;
 	}
 	case ANS_NAV_APPROX: {
 		struct tmpl_var v[2] = { { "leg", w1 }, { "distance", dist } };
 
-		rc = vocab(path, "leg.", bev_dir_name(a->dir), w1, sizeof(w1));
+		rc = vocab(path, style, "leg.", bev_dir_name(a->dir), w1, sizeof(w1));
 		if (!rc)
-			rc = tmpl_render_keyed(path, "go", v, 2, out);
+			rc = styled(path, style, "go", v, 2, out);
 		break;
 	}
 	case ANS_NAV_RELATIVE: {
 		struct tmpl_var v[3] = { { "leg", w1 }, { "leg1", w1 }, { "leg2", w2 } };
 
-		rc = vocab(path, "leg.", bev_dir_name(a->legs[0]), w1, sizeof(w1));
+		rc = vocab(path, style, "leg.", bev_dir_name(a->legs[0]), w1, sizeof(w1));
 		if (!rc && a->nlegs == 2)
-			rc = vocab(path, "leg.", bev_dir_name(a->legs[1]), w2, sizeof(w2));
+			rc = vocab(path, style, "leg.", bev_dir_name(a->legs[1]), w2, sizeof(w2));
 		if (!rc)
-			rc = tmpl_render_keyed(path, a->nlegs == 2 ? "two" : "one", v, 3, out);
+			rc = styled(path, style, a->nlegs == 2 ? "two" : "one", v, 3, out);
 		break;
 	}
 	case ANS_INTERACT_APPROX: {
@@ -416,13 +452,13 @@ int ans_render(const struct answer *a, struct buf *out)
 
 		w1[0] = '\0';
 		if (a->hand != REC_HAND_NONE) {
-			rc = vocab(path, "hand.", hand_name(a->hand), w1, sizeof(w1));
+			rc = vocab(path, style, "hand.", hand_name(a->hand), w1, sizeof(w1));
 			key = a->vertical ? "vertical_hand" : "level_hand";
 		} else {
 			key = a->vertical ? "vertical" : "level";
 		}
 		if (!rc)
-			rc = tmpl_render_keyed(path, key, v, 6, out);
+			rc = styled(path, style, key, v, 6, out);
 		break;
 	}
 	case ANS_INTERACT_RELATIVE: {
@@ -430,9 +466,9 @@ int ans_render(const struct answer *a, struct buf *out)
 			{ "move", w1 }, { "verb", a->verb }, { "object", a->object },
 		};
 
-		rc = vocab(path, "move.", bev_dir_name(a->dir), w1, sizeof(w1));
+		rc = vocab(path, style, "move.", bev_dir_name(a->dir), w1, sizeof(w1));
 		if (!rc)
-			rc = tmpl_render_keyed(path, "act", v, 3, out);
+			rc = styled(path, style, "act", v, 3, out);
 		break;
 	}
 	case ANS_CHAIN:
@@ -444,6 +480,11 @@ int ans_render(const struct answer *a, struct buf *out)
 	if (!rc)
 		capitalise(out, start);
 	return rc;
+}
+
+int ans_render(const struct answer *a, struct buf *out)
+{
+	return ans_render_style(a, 0, out);
 }
 
 int ans_render_chain_readable(const struct answer *a, const char *const *cands,
@@ -633,12 +674,96 @@ static enum bev_dir edge_dir(const char *s)
 	return bev_dir_from_name(s);
 }
 
+static int legs_from_json(const cJSON *j, struct answer *out)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "legs"), *it;
+
+	if (!cJSON_IsArray(arr))
+		return err_set(ENG_EPARSE, "answer: field 'legs' missing or not an array");
+	out->nlegs = 0;
+	cJSON_ArrayForEach(it, arr) {
+		if (out->nlegs >= 2)
+			return err_set(ENG_EINVAL, "answer: field 'legs': more than 2 legs");
+		if (!cJSON_IsString(it) || bev_dir_from_name(it->valuestring) == BEV_NDIR)
+			return err_set(ENG_EINVAL, "answer: field 'legs': bad direction");
+		out->legs[out->nlegs++] = bev_dir_from_name(it->valuestring);
+	}
+	return 0;
+}
+
+static int interact_from_json(const cJSON *j, struct answer *out)
+{
+	const char *s = NULL;
+	const cJSON *it;
+	int rc;
+
+	rc = get_dir(j, "direction", &out->dir);
+	if (!rc)
+		rc = get_num(j, "distance_m", &out->dist_m);
+	if (!rc)
+		rc = get_str(j, "vertical", &s);
+	if (!rc) {
+		if (!strcmp(s, "up"))
+			out->vertical = 1;
+		else if (!strcmp(s, "down"))
+			out->vertical = -1;
+		else if (!strcmp(s, "level"))
+			out->vertical = 0;
+		else
+			rc = err_set(ENG_EINVAL, "answer: field 'vertical': unknown '%s'", s);
+	}
+	it = cJSON_GetObjectItemCaseSensitive(j, "hand");
+	if (!rc && it && !cJSON_IsNull(it)) {
+		if (!cJSON_IsString(it))
+			rc = err_set(ENG_EPARSE, "answer: field 'hand' not a string");
+		else if (!strcmp(it->valuestring, "left"))
+			out->hand = REC_HAND_LEFT;
+		else if (!strcmp(it->valuestring, "right"))
+			out->hand = REC_HAND_RIGHT;
+		else if (!strcmp(it->valuestring, "both"))
+			out->hand = REC_HAND_BOTH;
+		else if (strcmp(it->valuestring, "none"))
+			rc = err_set(ENG_EINVAL, "answer: field 'hand': unknown '%s'", it->valuestring);
+	}
+	if (!rc)
+		rc = get_name(j, "verb", out->verb, sizeof(out->verb));
+	if (!rc)
+		rc = get_name(j, "object", out->object, sizeof(out->object));
+	return rc;
+}
+
+static int chain_from_json(const cJSON *j, struct answer *out)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "nodes"), *it;
+	int i = 0;
+
+	if (!cJSON_IsArray(arr))
+		return err_set(ENG_EPARSE, "answer: field 'nodes' missing or not an array");
+	out->k = 0;
+	cJSON_ArrayForEach(it, arr) {
+		if (out->k >= ANS_CHAIN_MAX || !cJSON_IsNumber(it))
+			return err_set(ENG_EINVAL, "answer: field 'nodes': bad node");
+		out->nodes[out->k++] = it->valueint;
+	}
+	arr = cJSON_GetObjectItemCaseSensitive(j, "edges");
+	if (!cJSON_IsArray(arr))
+		return err_set(ENG_EPARSE, "answer: field 'edges' missing or not an array");
+	cJSON_ArrayForEach(it, arr) {
+		if (i >= ANS_CHAIN_MAX - 1 || !cJSON_IsString(it) || edge_dir(it->valuestring) == BEV_NDIR)
+			return err_set(ENG_EINVAL, "answer: field 'edges': bad edge");
+		out->edges[i++] = edge_dir(it->valuestring);
+	}
+	if (i != out->k - 1)
+		return err_set(ENG_EINVAL, "answer: %d nodes need %d edges, got %d", out->k,
+			       out->k - 1, i);
+	return 0;
+}
+
 int ans_from_json(const cJSON *j, struct answer *out)
 {
 	const char *s = NULL;
-	const cJSON *arr, *it;
 	enum ans_kind kind;
-	int rc, i;
+	int rc;
 
 	if (!cJSON_IsObject(j))
 		return err_set(ENG_EPARSE, "answer: not a JSON object");
@@ -679,53 +804,10 @@ int ans_from_json(const cJSON *j, struct answer *out)
 			rc = get_num(j, "distance_m", &out->dist_m);
 		break;
 	case ANS_NAV_RELATIVE:
-		arr = cJSON_GetObjectItemCaseSensitive(j, "legs");
-		if (!cJSON_IsArray(arr))
-			return err_set(ENG_EPARSE, "answer: field 'legs' missing or not an array");
-		out->nlegs = 0;
-		cJSON_ArrayForEach(it, arr) {
-			if (out->nlegs >= 2)
-				return err_set(ENG_EINVAL, "answer: field 'legs': more than 2 legs");
-			if (!cJSON_IsString(it) ||
-			    bev_dir_from_name(it->valuestring) == BEV_NDIR)
-				return err_set(ENG_EINVAL, "answer: field 'legs': bad direction");
-			out->legs[out->nlegs++] = bev_dir_from_name(it->valuestring);
-		}
+		rc = legs_from_json(j, out);
 		break;
 	case ANS_INTERACT_APPROX:
-		rc = get_dir(j, "direction", &out->dir);
-		if (!rc)
-			rc = get_num(j, "distance_m", &out->dist_m);
-		if (!rc)
-			rc = get_str(j, "vertical", &s);
-		if (!rc) {
-			if (!strcmp(s, "up"))
-				out->vertical = 1;
-			else if (!strcmp(s, "down"))
-				out->vertical = -1;
-			else if (!strcmp(s, "level"))
-				out->vertical = 0;
-			else
-				rc = err_set(ENG_EINVAL, "answer: field 'vertical': unknown '%s'", s);
-		}
-		it = cJSON_GetObjectItemCaseSensitive(j, "hand");
-		if (!rc && it && !cJSON_IsNull(it)) {
-			if (!cJSON_IsString(it))
-				rc = err_set(ENG_EPARSE, "answer: field 'hand' not a string");
-			else if (!strcmp(it->valuestring, "left"))
-				out->hand = REC_HAND_LEFT;
-			else if (!strcmp(it->valuestring, "right"))
-				out->hand = REC_HAND_RIGHT;
-			else if (!strcmp(it->valuestring, "both"))
-				out->hand = REC_HAND_BOTH;
-			else if (strcmp(it->valuestring, "none"))
-				rc = err_set(ENG_EINVAL, "answer: field 'hand': unknown '%s'",
-					     it->valuestring);
-		}
-		if (!rc)
-			rc = get_name(j, "verb", out->verb, sizeof(out->verb));
-		if (!rc)
-			rc = get_name(j, "object", out->object, sizeof(out->object));
+		rc = interact_from_json(j, out);
 		break;
 	case ANS_INTERACT_RELATIVE:
 		rc = get_dir(j, "direction", &out->dir);
@@ -735,28 +817,7 @@ int ans_from_json(const cJSON *j, struct answer *out)
 			rc = get_name(j, "object", out->object, sizeof(out->object));
 		break;
 	case ANS_CHAIN:
-		arr = cJSON_GetObjectItemCaseSensitive(j, "nodes");
-		if (!cJSON_IsArray(arr))
-			return err_set(ENG_EPARSE, "answer: field 'nodes' missing or not an array");
-		out->k = 0;
-		cJSON_ArrayForEach(it, arr) {
-			if (out->k >= ANS_CHAIN_MAX || !cJSON_IsNumber(it))
-				return err_set(ENG_EINVAL, "answer: field 'nodes': bad node");
-			out->nodes[out->k++] = it->valueint;
-		}
-		arr = cJSON_GetObjectItemCaseSensitive(j, "edges");
-		if (!cJSON_IsArray(arr))
-			return err_set(ENG_EPARSE, "answer: field 'edges' missing or not an array");
-		i = 0;
-		cJSON_ArrayForEach(it, arr) {
-			if (i >= ANS_CHAIN_MAX - 1 || !cJSON_IsString(it) ||
-			    edge_dir(it->valuestring) == BEV_NDIR)
-				return err_set(ENG_EINVAL, "answer: field 'edges': bad edge");
-			out->edges[i++] = edge_dir(it->valuestring);
-		}
-		if (i != out->k - 1)
-			return err_set(ENG_EINVAL, "answer: %d nodes need %d edges, got %d",
-				       out->k, out->k - 1, i);
+		rc = chain_from_json(j, out);
 		break;
 	default:
 		break;
@@ -1081,7 +1142,7 @@ static int parse_yaw(const struct toks *ts, int b, int e, const struct disc_para
 			*yaw = (float)(side * v);
 			return 0;
 		}
-		if (v > p->around_deg || v < p->forward_deg) {
+		if (v > (double)p->around_deg || v < (double)p->forward_deg) {
 			*yaw = (float)v;
 			return 0;
 		}

@@ -133,6 +133,15 @@ int ans_normalise(struct answer *a, const struct disc_params *p);
 int ans_render(const struct answer *a, struct buf *out);
 
 /*
+ * ans_render() in phrasing variant `style` (any integer): a template key
+ * "k" may have variants "k~2" .. "k~9", and style picks one (modulo their
+ * number) for the phrase and for each word list, so that one item renders
+ * all its options alike while items vary. ans_parse() reads every variant.
+ * Same returns as ans_render().
+ */
+int ans_render_style(const struct answer *a, int style, struct buf *out);
+
+/*
  * The readable form of a chain: the descriptions of its nodes joined by
  * the template's arrow, e.g. "Get dish soap ->left-> Wash the board".
  * cands[i] is the description of node id i + ANS_CHAIN_BASE. Returns 0,

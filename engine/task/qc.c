@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ void qc_defaults(struct qc_params *p)
 	p->dist_margin_rel = 0.25f;
 	p->dist_margin_m = 0.3f;
 	p->z_max = 1.5f;
+	p->enforce_length = false;
 	p->overlap_slack = 0.15f;
 	p->dup_similarity = 0.9f;
 	p->max_repairs = 8;
@@ -113,6 +115,7 @@ void qc_shuffle(uint64_t seed, int n, int *perm)
 	struct rng r = { seed ^ SEED_SHUFFLE };
 	int i;
 
+	ENG_ASSERT(n >= 0 && n <= QC_CHAIN_MAX_CAND);
 	for (i = 0; i < n; i++)
 		perm[i] = i;
 	shuffle_ints(&r, perm, n);
@@ -379,11 +382,15 @@ static bool near_dup(const struct qtext *a, const struct qtext *b, float thr,
 	size_t la, lb;
 	float sim;
 
-	sim = lev_sim(a->norm, strlen(a->norm), b->norm, strlen(b->norm));
+	if (!strcmp(a->norm, b->norm)) {
+		if (sim_out)
+			*sim_out = 1.0f;
+		return true;
+	}
+	/* without a figure to report, the cheap word checks go first */
+	sim = sim_out ? lev_sim(a->norm, strlen(a->norm), b->norm, strlen(b->norm)) : 1.0f;
 	if (sim_out)
 		*sim_out = sim;
-	if (!strcmp(a->norm, b->norm))
-		return true;
 	if (sim < thr)
 		return false;
 	while (p < a->ntok && p < b->ntok && tok_eq(a, p, b, p))
@@ -411,7 +418,9 @@ static bool near_dup(const struct qtext *a, const struct qtext *b, float thr,
 	}
 	la = span(a, p, ea, &sa);
 	lb = span(b, p, eb, &sb);
-	return lev_sim(sa, la, sb, lb) >= 0.5f;
+	if (lev_sim(sa, la, sb, lb) < 0.5f)
+		return false;
+	return sim_out || lev_sim(a->norm, strlen(a->norm), b->norm, strlen(b->norm)) >= thr;
 }
 
 /* a's token sequence occurs inside b's longer one. */
@@ -495,11 +504,23 @@ static bool letter_tok(const struct qtext *q, int i)
 	return q->len[i] == 1 && q->norm[q->off[i]] >= 'a' && q->norm[q->off[i]] <= 'h';
 }
 
+/* The meta phrases, prepared once (read-only afterwards: thread-safe). */
+#define NMETA (sizeof(meta_phrases) / sizeof(meta_phrases[0]) - 1)
+static struct qtext meta_prepared[NMETA];
+static pthread_once_t meta_once = PTHREAD_ONCE_INIT;
+
+static void meta_prepare(void)
+{
+	size_t i;
+
+	for (i = 0; i < NMETA; i++)
+		qt_prep(meta_phrases[i], &meta_prepared[i]);
+}
+
 static bool is_meta(const struct qtext *q)
 {
-	struct qtext *ph;
+	size_t k;
 	int i;
-	bool hit = false;
 
 	for (i = 0; meta_whole[i]; i++)
 		if (!strcmp(q->norm, meta_whole[i]))
@@ -516,15 +537,11 @@ static bool is_meta(const struct qtext *q)
 	for (i = 0; i + 1 < q->ntok; i++)
 		if ((tok_is(q, i, "option") || tok_is(q, i, "options")) && letter_tok(q, i + 1))
 			return true;
-	ph = malloc(sizeof(*ph));
-	if (!ph)
-		return false;
-	for (i = 0; meta_phrases[i] && !hit; i++) {
-		qt_prep(meta_phrases[i], ph);
-		hit = !strcmp(ph->norm, q->norm) || is_substring(ph, q);
-	}
-	free(ph);
-	return hit;
+	pthread_once(&meta_once, meta_prepare);
+	for (k = 0; k < NMETA; k++)
+		if (!strcmp(meta_prepared[k].norm, q->norm) || is_substring(&meta_prepared[k], q))
+			return true;
+	return false;
 }
 
 /*
@@ -630,7 +647,7 @@ static void figures(const struct qtext *const *o, int n, int answer,
 			continue;
 		sum += words(o[i]);
 		if (q)
-			osum += overlap(o[i], q);
+			osum += (double)overlap(o[i], q);
 		m++;
 	}
 	mean = m ? sum / m : 0;
@@ -641,22 +658,11 @@ static void figures(const struct qtext *const *o, int n, int answer,
 	r->len_answer = (float)words(o[answer]);
 	r->len_mean = (float)mean;
 	r->len_sd = (float)sd;
-	r->z = (float)((words(o[answer]) - mean) / (sd < 1.0 ? 1.0 : sd));
+	/* one two-word name among one-word names is no outlier: a spread below 1.5 words counts as 1.5 */
+	r->z = (float)((words(o[answer]) - mean) / (sd < 1.5 ? 1.5 : sd));
 	r->overlap_checked = q != NULL;
 	r->overlap_answer = q ? overlap(o[answer], q) : 0.0f;
 	r->overlap_mean = q && m ? (float)(osum / m) : 0.0f;
-}
-
-/* Badness of the item-level checks: 0 when both pass. */
-static float item_badness(const struct qc_result *r, const struct qc_params *p)
-{
-	float b = 0.0f;
-
-	if (fabsf(r->z) > p->z_max)
-		b += fabsf(r->z) - p->z_max;
-	if (r->overlap_checked && r->overlap_answer > r->overlap_mean + p->overlap_slack + 1e-6f)
-		b += r->overlap_answer - (r->overlap_mean + p->overlap_slack);
-	return b;
 }
 
 static void check_item(const struct qtext *const *o, int n, int answer,
@@ -699,7 +705,7 @@ static void check_item(const struct qtext *const *o, int n, int answer,
 			}
 		}
 	figures(o, n, answer, q, r);
-	if (fabsf(r->z) > p->z_max) {
+	if (p->enforce_length && fabsf(r->z) > p->z_max) {
 		fail(r, QC_LENGTH);
 		add_detail(r, "answer length z = %.2f (limit %.2f)", (double)r->z,
 			   (double)p->z_max);
@@ -745,665 +751,481 @@ int qc_check_text(const char *question, const char *const *options, int n,
 	return 0;
 }
 
-/* ======================= Option assembly ======================= */
+/* ======================= Option design ======================= */
 
-#define POOL_MAX 256
+/*
+ * The options of an item are an exchangeable design (docs/answers.md,
+ * Option design): the truth and every distractor are draws from one
+ * process, so that nothing in the option texts says which one is real.
+ *
+ * A latent centre c takes each field group of the truth with probability
+ * `share`, else a draw from the prior (the answers of the group's other
+ * candidates in the recording, ctx->prior); every distractor takes each
+ * field group of c with probability `share`, else a fresh draw from the
+ * prior. So options cluster around c, near each other in some fields (hard
+ * negatives), and the truth is just one member of the cluster: it is
+ * neither the centre nor the most common value of any field. A set is
+ * accepted only when it satisfies constraints symmetric in its members:
+ * every pair differs by the design margins (qc_distinct), renders to texts
+ * that are not near-duplicates, substrings or permutations of each other,
+ * and every option's length z-score and question overlap against the
+ * others are within the limits. Rejection of a symmetric constraint keeps
+ * the set exchangeable.
+ */
 
-struct cand {
-	struct answer a;
-	int tier;            /* 0 brain, 1 hard, 2 medium, 3 fill */
-	unsigned family;     /* which fields differ from the truth (diff_mask) */
-	bool rendered;
-	bool bad;            /* does not render, or is a meta option */
-	char text[ANS_TEXT_MAX];
-	struct qtext qt;
+#define DESIGN_RESTARTS 8  /* fresh cluster centres tried */
+#define DESIGN_KERNEL 1.0f /* how near the centre draws are: weight exp(-k x field distance) */
+#define DESIGN_SWEEPS 24   /* Gibbs sweeps per centre */
+#define REDRAWS 24         /* draws of one option per sweep */
+#define MARGINAL_MIN 16      /* prior answers for broad draws from the prior's marginal */
+#define BROAD_SHARE 0.1f    /* label draws from the broad prior, not the group's answers */
+
+/* Field groups copied as units between options. */
+enum fgroup {
+	FG_YAW = 0,  /* yaw_deg */
+	FG_DIR,      /* dir */
+	FG_DIST,     /* dist_m */
+	FG_VERT,     /* vertical */
+	FG_HAND,     /* hand */
+	FG_ACT,      /* verb + object */
+	FG_OBJ,      /* object */
+	FG_REL,      /* rel */
+	FG_REF,      /* ref */
+	FG_LEGS,     /* nlegs + legs */
+	FG_COUNT
 };
 
-struct ws {
-	const struct qc_params *p;
-	struct answer truth;
-	struct cand tc;      /* the truth as a candidate */
-	struct qtext question;
-	bool has_question;
-	struct cand pool[POOL_MAX];
-	int npool;
-	int order[POOL_MAX];
-	int chosen[QC_MAX_OPTIONS]; /* pool indices of the negatives */
-	int nchosen;
-};
-
-static int render_cand(struct cand *c)
+/* The field groups of each kind. */
+static unsigned kind_groups(enum ans_kind k)
 {
-	struct buf b;
-	int rc;
-
-	if (c->rendered)
-		return c->bad ? ENG_EINVAL : 0;
-	c->rendered = true;
-	buf_init(&b, ANS_TEXT_MAX);
-	rc = ans_render(&c->a, &b);
-	if (!rc) {
-		memcpy(c->text, buf_str(&b), b.len + 1);
-		qt_prep(c->text, &c->qt);
-		if (is_meta(&c->qt))
-			rc = ENG_EINVAL;
-	}
-	buf_release(&b);
-	c->bad = rc != 0;
-	return rc;
-}
-
-/* Adds a candidate (normalised; duplicates of the truth or the pool dropped). */
-static void add(struct ws *w, const struct answer *a, int tier)
-{
-	struct answer c = *a;
-	int i;
-
-	if (w->npool >= POOL_MAX)
-		return;
-	if (ans_normalise(&c, &w->p->disc))
-		return;
-	if (ans_equal(&c, &w->truth))
-		return;
-	for (i = 0; i < w->npool; i++)
-		if (ans_equal(&c, &w->pool[i].a))
-			return;
-	memset(&w->pool[w->npool], 0, sizeof(w->pool[w->npool]));
-	w->pool[w->npool].a = c;
-	w->pool[w->npool].tier = tier;
-	w->npool++;
-}
-
-static enum bev_dir dir_add(enum bev_dir d, int k)
-{
-	return (enum bev_dir)((((int)d + k) % 8 + 8) % 8);
-}
-
-static enum ans_rel rel_opposite(enum ans_rel r)
-{
-	switch (r) {
-	case ANS_REL_LEFT_OF: return ANS_REL_RIGHT_OF;
-	case ANS_REL_RIGHT_OF: return ANS_REL_LEFT_OF;
-	case ANS_REL_IN_FRONT_OF: return ANS_REL_BEHIND;
-	case ANS_REL_BEHIND: return ANS_REL_IN_FRONT_OF;
-	default: return r;
+	switch (k) {
+	case ANS_HEAD_TURN_APPROX: return 1u << FG_YAW;
+	case ANS_HEAD_TURN_RELATIVE: return 1u << FG_DIR;
+	case ANS_GAZE_APPROX: return (1u << FG_YAW) | (1u << FG_OBJ);
+	case ANS_GAZE_RELATIVE: return (1u << FG_OBJ) | (1u << FG_REL) | (1u << FG_REF);
+	case ANS_NAV_APPROX: return (1u << FG_DIR) | (1u << FG_DIST);
+	case ANS_NAV_RELATIVE: return 1u << FG_LEGS;
+	case ANS_INTERACT_APPROX:
+		return (1u << FG_DIR) | (1u << FG_VERT) | (1u << FG_DIST) | (1u << FG_HAND) |
+		       (1u << FG_ACT);
+	case ANS_INTERACT_RELATIVE: return (1u << FG_DIR) | (1u << FG_ACT);
+	default: return 0;
 	}
 }
 
-static bool set_object(struct answer *c, const char *name)
+static float unit(struct rng *r)
 {
-	return name && !ans_set_text(c->object, sizeof(c->object), name) && c->object[0];
+	return (float)rng_unit(&r->s);
 }
 
-/* Yaw negatives: mirrored side, neighbouring magnitudes, forward/around foils. */
-static void gen_yaw(struct ws *w, const struct answer *t)
+/* Weighted choice among n weights (all 1 when w is NULL). */
+static size_t pick_weighted(struct rng *r, const float *w, size_t n)
 {
-	struct answer c = *t;
-	float y = t->yaw_deg, m = fabsf(y);
-	int s = (y > 0 && y < 180) ? 1 : (y < 0 ? -1 : 0);
-	int k;
-	float g;
-
-	if (s) {
-		c.yaw_deg = -y;
-		add(w, &c, 1);
-	}
-	for (k = 30; k <= 60; k += 5) {
-		if (s) {
-			c.yaw_deg = (float)s * (m + (float)k);
-			add(w, &c, 1);
-			c.yaw_deg = (float)s * (m - (float)k);
-			add(w, &c, 1);
-		} else {
-			float base = m == 0.0f ? 0.0f : 180.0f;
-			float v = base == 0.0f ? (float)k : 180.0f - (float)k;
-
-			c.yaw_deg = v;
-			add(w, &c, 1);
-			c.yaw_deg = -v;
-			add(w, &c, 1);
-		}
-	}
-	c.yaw_deg = 0.0f;
-	add(w, &c, 1);
-	c.yaw_deg = 180.0f;
-	add(w, &c, 1);
-	if (s)
-		for (k = 30; k <= 60; k += 5) {
-			c.yaw_deg = (float)-s * (m + (float)k);
-			add(w, &c, 2);
-			c.yaw_deg = (float)-s * (m - (float)k);
-			add(w, &c, 2);
-		}
-	/* NOLINTNEXTLINE(clang-analyzer-security.FloatLoopCounter): multiples of 5 are exact in float */
-	for (g = -175.0f; g <= 180.0f; g += 5.0f) {
-		c.yaw_deg = g;
-		add(w, &c, 3);
-	}
-}
-
-static void gen_gaze_approx(struct ws *w, const struct answer *t,
-			    const struct qc_context *ctx)
-{
-	struct answer c = *t;
+	double total = 0, x;
 	size_t i;
 
-	gen_yaw(w, t);
-	for (i = 0; i < ctx->nobjects; i++) {
-		float y = t->yaw_deg;
-
-		c = *t;
-		if (!set_object(&c, ctx->objects[i]))
-			continue;
-		if (ctx->object_yaws && isfinite(ctx->object_yaws[i]))
-			y = ctx->object_yaws[i];
-		c.yaw_deg = y;
-		add(w, &c, 1);
-		c.yaw_deg = -y;
-		add(w, &c, 2);
-		c.yaw_deg = t->yaw_deg;
-		add(w, &c, 2);
+	if (!w)
+		return (size_t)rng_below(&r->s, n);
+	for (i = 0; i < n; i++)
+		total += (double)w[i];
+	if (total <= 0)
+		return (size_t)rng_below(&r->s, n);
+	x = rng_unit(&r->s) * total;
+	for (i = 0; i + 1 < n; i++) {
+		x -= (double)w[i];
+		if (x < 0)
+			return i;
 	}
+	return n - 1;
 }
 
-static void gen_head_rel(struct ws *w, const struct answer *t)
+/* How far apart two answers of one kind are, field group by field group (0 = same). */
+static float fdist(const struct answer *a, const struct answer *b, unsigned groups)
 {
-	struct answer c = *t;
+	float d = 0;
 	int k;
 
-	c.dir = bev_dir_mirror(t->dir);
-	add(w, &c, 1);
-	c.dir = dir_add(t->dir, 1);
-	add(w, &c, 1);
-	c.dir = dir_add(t->dir, -1);
-	add(w, &c, 1);
-	c.dir = dir_add(t->dir, 4);
-	add(w, &c, 1);
-	for (k = 0; k < BEV_NDIR; k++) {
-		c.dir = (enum bev_dir)k;
-		add(w, &c, 2);
+	if (groups & (1u << FG_YAW))
+		d += fminf(1.0f, fabsf(bev_wrap_deg(a->yaw_deg - b->yaw_deg)) / 60.0f);
+	if (groups & (1u << FG_DIR)) {
+		k = abs((int)a->dir - (int)b->dir) % BEV_NDIR;
+		d += k == 0 ? 0.0f : (k == 1 || k == 7) ? 0.5f : 1.0f;
 	}
-}
-
-static void gen_gaze_rel(struct ws *w, const struct answer *t, const struct qc_context *ctx)
-{
-	struct answer c = *t;
-	size_t i;
-	int r;
-
-	if (t->rel != ANS_REL_NEAR) {
-		c.rel = rel_opposite(t->rel);
-		add(w, &c, 1);
+	if (groups & (1u << FG_DIST))
+		d += fminf(1.0f, fabsf(logf((a->dist_m + 0.1f) / (b->dist_m + 0.1f))) / logf(2.0f));
+	if (groups & (1u << FG_VERT))
+		d += a->vertical != b->vertical;
+	if (groups & (1u << FG_HAND))
+		d += a->hand != b->hand;
+	/* names of the prior are the engine's own display names: compared as they are */
+	if (groups & ((1u << FG_ACT) | (1u << FG_OBJ)))
+		d += strcmp(a->object, b->object) != 0;
+	if (groups & (1u << FG_ACT))
+		d += strcmp(a->verb, b->verb) != 0;
+	if (groups & (1u << FG_LEGS)) {
+		d += a->nlegs != b->nlegs;
+		d += a->legs[0] != b->legs[0];
+		d += a->nlegs == 2 && b->nlegs == 2 && a->legs[1] != b->legs[1];
 	}
-	for (i = 0; i < ctx->nobjects; i++) {
-		c = *t;
-		if (!set_object(&c, ctx->objects[i]) || ans_name_equal(c.object, t->ref))
-			continue;
-		add(w, &c, 1);
-		if (t->rel != ANS_REL_NEAR) {
-			c.rel = rel_opposite(t->rel);
-			add(w, &c, 2);
-		}
-		for (r = 0; r < ANS_NREL; r++) {
-			c.rel = (enum ans_rel)r;
-			add(w, &c, 3);
-		}
-	}
-	if (t->rel != ANS_REL_NEAR)
-		for (r = 0; r < ANS_REL_NEAR; r++) {
-			c = *t;
-			c.rel = (enum ans_rel)r;
-			add(w, &c, 2);
-		}
-}
-
-static const float dist_factors[] = { 0.5f, 0.65f, 1.4f, 1.6f, 2.0f };
-
-static void gen_nav_approx(struct ws *w, const struct answer *t,
-			   const struct qc_context *ctx)
-{
-	struct answer c = *t;
-	size_t i;
-	int k, f;
-
-	for (i = 0; i < ctx->ndirs; i++) {
-		c = *t;
-		c.dir = ctx->dirs[i];
-		add(w, &c, 1);
-	}
-	c = *t;
-	c.dir = bev_dir_mirror(t->dir);
-	add(w, &c, 1);
-	c.dir = dir_add(t->dir, 4);
-	add(w, &c, 1);
-	c.dir = BEV_FRONT; /* "go forward" and "turn around" foils */
-	add(w, &c, 1);
-	c.dir = BEV_BACK;
-	add(w, &c, 1);
-	c = *t;
-	for (f = 0; f < (int)ARRAY_SIZE(dist_factors); f++) {
-		c.dist_m = t->dist_m * dist_factors[f];
-		add(w, &c, 1);
-	}
-	for (i = 0; i < ctx->nlengths; i++) {
-		c = *t;
-		c.dist_m = ctx->lengths[i];
-		add(w, &c, 1);
-		c.dir = bev_dir_mirror(t->dir);
-		add(w, &c, 2);
-	}
-	for (k = 0; k < BEV_NDIR; k++) {
-		c = *t;
-		c.dir = (enum bev_dir)k;
-		add(w, &c, 2);
-	}
-	for (k = -1; k <= 1; k += 2)
-		for (f = 0; f < (int)ARRAY_SIZE(dist_factors); f++) {
-			c = *t;
-			c.dir = dir_add(t->dir, k);
-			c.dist_m = t->dist_m * dist_factors[f];
-			add(w, &c, 2);
-		}
-	for (k = 0; k < BEV_NDIR; k++)
-		for (f = 0; f < (int)ARRAY_SIZE(dist_factors); f++) {
-			c = *t;
-			c.dir = (enum bev_dir)k;
-			c.dist_m = t->dist_m * dist_factors[f];
-			add(w, &c, 3);
-		}
+	return d;
 }
 
 /*
- * Route negatives. Options with the truth's number of legs come first (an
- * option with another count differs in length, and a one-leg route is often
- * contained in a two-leg one, which the substring check refuses).
+ * Weights over the prior around answer c: prior weight times
+ * exp(-KERNEL * distance to c). Draws with these weights are "near c".
  */
-static void gen_nav_rel(struct ws *w, const struct answer *t, const struct qc_context *ctx)
+static void kernel_weights(const struct qc_context *ctx, const struct answer *c, unsigned groups,
+			   float *w)
 {
-	bool two = t->nlegs == 2;
-	struct answer c = *t;
-	size_t i;
-	int x, y;
+	size_t j;
 
-	c.legs[0] = bev_dir_mirror(t->legs[0]);
-	c.legs[1] = bev_dir_mirror(t->legs[1]);
-	add(w, &c, 1);
-	for (x = -1; x <= 1; x += 2) {
-		c = *t;
-		c.legs[0] = dir_add(t->legs[0], x);
-		add(w, &c, 1);
-		if (two) {
-			c = *t;
-			c.legs[1] = dir_add(t->legs[1], x);
-			add(w, &c, 1);
-		}
-	}
-	if (two) {
-		c = *t;
-		c.legs[0] = bev_dir_mirror(t->legs[0]);
-		add(w, &c, 1);
-		c = *t;
-		c.legs[1] = bev_dir_mirror(t->legs[1]);
-		add(w, &c, 1);
-	} else {
-		c = *t;
-		c.legs[0] = dir_add(t->legs[0], 4);
-		add(w, &c, 1);
-		c.legs[0] = BEV_FRONT;
-		add(w, &c, 1);
-		c.legs[0] = BEV_BACK;
-		add(w, &c, 1);
-	}
-	for (i = 0; i < ctx->ndirs; i++) {
-		c = *t;
-		c.nlegs = 1;
-		c.legs[0] = ctx->dirs[i];
-		add(w, &c, two ? 3 : 1);
-	}
-	for (x = 0; x < BEV_NDIR; x++) {
-		c = *t;
-		c.nlegs = 1;
-		c.legs[0] = (enum bev_dir)x;
-		add(w, &c, two ? 3 : 2);
-		if (two && x != BEV_FRONT) {
-			c = *t;
-			c.legs[1] = (enum bev_dir)x;
-			add(w, &c, 2);
-			c = *t;
-			c.legs[0] = (enum bev_dir)x;
-			add(w, &c, 2);
-		}
-	}
-	for (x = 0; x < BEV_NDIR; x++)
-		for (y = 1; y < BEV_NDIR; y++) {
-			c = *t;
-			c.nlegs = 2;
-			c.legs[0] = (enum bev_dir)x;
-			c.legs[1] = (enum bev_dir)y;
-			add(w, &c, 3);
-		}
+	for (j = 0; j < ctx->nprior; j++)
+		w[j] = (ctx->prior_weights ? ctx->prior_weights[j] : 1.0f) *
+		       expf(-DESIGN_KERNEL * fdist(c, &ctx->prior[j], groups));
 }
 
-static void gen_interact(struct ws *w, const struct answer *t, const struct qc_context *ctx)
+/*
+ * A broad draw of field group g from the prior's own marginal: the field
+ * of a random prior answer, distances moved by up to a factor 1.25 within
+ * the prior's range. Values no key takes
+ * (a forward turn where every key turns by more than the field of view)
+ * never appear, or a solver would learn to strike them out. A prior of
+ * fewer than MARGINAL_MIN answers has too few values for a set: its broad
+ * draws are uniform over the kind's range.
+ */
+static bool draw_marginal(struct rng *r, const struct qc_context *ctx, enum fgroup g,
+			  struct answer *out)
 {
-	static const float offs[] = { -0.5f, 0.4f, 0.8f, 1.2f };
-	bool approx = t->kind == ANS_INTERACT_APPROX;
-	struct answer c = *t;
-	size_t i;
-	int k, f, v;
+	const struct answer *a;
+	float lo = INFINITY, hi = -INFINITY, v;
+	size_t j;
 
-	c.dir = bev_dir_mirror(t->dir);
-	add(w, &c, 1);
-	for (k = -1; k <= 1; k += 2) {
-		c = *t;
-		c.dir = dir_add(t->dir, k);
-		add(w, &c, 1);
-	}
-	for (i = 0; i < ctx->nobjects; i++) {
-		c = *t;
-		if (!set_object(&c, ctx->objects[i]))
-			continue;
-		add(w, &c, 1);
-		c.dir = bev_dir_mirror(t->dir);
-		add(w, &c, 1);
-	}
-	if (approx) {
-		for (f = 0; f < (int)ARRAY_SIZE(dist_factors); f++) {
-			c = *t;
-			c.dist_m = t->dist_m * dist_factors[f];
-			add(w, &c, 1);
+	if (ctx->nprior < MARGINAL_MIN || g == FG_REL || g == FG_REF)
+		return false;
+	a = &ctx->prior[rng_below(&r->s, ctx->nprior)];
+	switch (g) {
+	case FG_YAW: out->yaw_deg = a->yaw_deg; return true;
+	case FG_DIST:
+		for (j = 0; j < ctx->nprior; j++) {
+			lo = fminf(lo, ctx->prior[j].dist_m);
+			hi = fmaxf(hi, ctx->prior[j].dist_m);
 		}
-		for (f = 0; f < (int)ARRAY_SIZE(offs); f++) {
-			c = *t;
-			c.dist_m = t->dist_m + offs[f];
-			add(w, &c, 1);
-		}
-		if (t->hand != REC_HAND_NONE)
-			for (k = REC_HAND_LEFT; k <= REC_HAND_BOTH; k++) {
-				c = *t;
-				c.hand = (enum rec_hand)k;
-				add(w, &c, 1);
-			}
-		for (v = -1; v <= 1; v++) {
-			c = *t;
-			c.vertical = v;
-			add(w, &c, 1);
-		}
-	}
-	for (k = -2; k <= 4; k++) {
-		c = *t;
-		c.dir = dir_add(t->dir, k);
-		add(w, &c, 2);
-	}
-	for (i = 0; i < ctx->nverbs; i++) {
-		c = *t;
-		if (ctx->verbs[i] && !ans_set_text(c.verb, sizeof(c.verb), ctx->verbs[i]))
-			add(w, &c, 3);
-	}
-	for (i = 0; i < ctx->nobjects; i++) {
-		c = *t;
-		c.dir = bev_dir_mirror(t->dir);
-		if (set_object(&c, ctx->objects[i]))
-			add(w, &c, 2);
-	}
-	for (k = 0; k < BEV_NDIR; k++) {
-		c = *t;
-		c.dir = (enum bev_dir)k;
-		add(w, &c, 3);
-		if (approx)
-			for (f = 0; f < (int)ARRAY_SIZE(dist_factors); f++) {
-				c.dist_m = t->dist_m * dist_factors[f];
-				add(w, &c, 3);
-			}
+		v = a->dist_m * expf((unit(r) * 2 - 1) * logf(1.25f));
+		out->dist_m = fminf(hi, fmaxf(lo, v));
+		return true;
+	case FG_DIR: out->dir = a->dir; return true;
+	case FG_VERT: out->vertical = a->vertical; return true;
+	case FG_HAND: out->hand = a->hand; return true;
+	case FG_LEGS:
+		out->nlegs = a->nlegs;
+		memcpy(out->legs, a->legs, sizeof(out->legs));
+		return true;
+	case FG_ACT: memcpy(out->verb, a->verb, sizeof(out->verb)); /* fall through */
+	case FG_OBJ: memcpy(out->object, a->object, sizeof(out->object)); return true;
+	default: return false;
 	}
 }
 
-static void gen_pool(struct ws *w, const struct qc_context *ctx)
+/*
+ * A draw of field group g from the broad prior: the prior's marginal when
+ * there is a prior; without one, labels uniform and distances log-uniform
+ * over the kind's range (never centred on the truth); references from
+ * those visible at T.
+ */
+static void draw_group(struct rng *r, const struct qc_context *ctx, const struct answer *truth,
+		       enum fgroup g, struct answer *out)
 {
-	const struct answer *t = &w->truth;
+	static const enum ans_rel rels[4] = { ANS_REL_LEFT_OF, ANS_REL_RIGHT_OF,
+					      ANS_REL_IN_FRONT_OF, ANS_REL_BEHIND };
 
-	switch (t->kind) {
-	case ANS_HEAD_TURN_APPROX:
-		gen_yaw(w, t);
+	if (draw_marginal(r, ctx, g, out))
+		return;
+	switch (g) {
+	case FG_YAW:
+		out->yaw_deg = (float)((int)rng_below(&r->s, 67) * 5 - 165);
 		break;
-	case ANS_GAZE_APPROX:
-		gen_gaze_approx(w, t, ctx);
+	case FG_DIR:
+		out->dir = (enum bev_dir)rng_below(&r->s, BEV_NDIR);
 		break;
-	case ANS_HEAD_TURN_RELATIVE:
-		gen_head_rel(w, t);
+	case FG_DIST:
+		if (truth->kind == ANS_NAV_APPROX)
+			out->dist_m = (float)(1.5 * exp(rng_unit(&r->s) * log(12.0 / 1.5)));
+		else
+			out->dist_m = (float)(0.2 * exp(rng_unit(&r->s) * log(3.0 / 0.2)));
 		break;
-	case ANS_GAZE_RELATIVE:
-		gen_gaze_rel(w, t, ctx);
+	case FG_VERT:
+		out->vertical = (int)rng_below(&r->s, 3) - 1;
 		break;
-	case ANS_NAV_APPROX:
-		gen_nav_approx(w, t, ctx);
+	case FG_LEGS:
+		out->nlegs = 1 + (int)rng_below(&r->s, 2);
+		out->legs[0] = (enum bev_dir)rng_below(&r->s, BEV_NDIR);
+		out->legs[1] = (enum bev_dir)rng_below(&r->s, BEV_NDIR);
 		break;
-	case ANS_NAV_RELATIVE:
-		gen_nav_rel(w, t, ctx);
+	case FG_REL:
+		out->rel = rels[rng_below(&r->s, 4)];
 		break;
-	case ANS_INTERACT_APPROX:
-	case ANS_INTERACT_RELATIVE:
-		gen_interact(w, t, ctx);
+	case FG_REF:
+		if (ctx->nrefs) {
+			size_t j = (size_t)rng_below(&r->s, ctx->nrefs);
+
+			ans_set_text(out->ref, sizeof(out->ref), ctx->refs[j]);
+			if (ctx->ref_rels)
+				out->rel = ctx->ref_rels[j];
+		}
+		break;
+	case FG_HAND:
+		out->hand = (enum rec_hand)(REC_HAND_LEFT + (int)rng_below(&r->s, 3));
+		break;
+	case FG_ACT:
+	case FG_OBJ:
+		if (ctx->nprior) {
+			const struct answer *a = &ctx->prior[rng_below(&r->s, ctx->nprior)];
+
+			memcpy(out->object, a->object, sizeof(out->object));
+			if (g == FG_ACT)
+				memcpy(out->verb, a->verb, sizeof(out->verb));
+		}
 		break;
 	default:
 		break;
 	}
 }
 
-/* Pairwise text checks between two rendered candidates. */
-static bool text_ok(const struct ws *w, const struct qtext *a, const struct qtext *b)
-{
-	return !near_dup(a, b, w->p->dup_similarity, NULL) && !is_substring(a, b) &&
-	       !is_substring(b, a) && !is_permutation(a, b);
-}
-
 /*
- * Candidate ci can join the chosen negatives (except the one at position
- * `skip`, -1 for none): margins and text checks against the truth and them.
+ * One answer of the cluster: a whole answer of the prior drawn with the
+ * centre's kernel weights w (so its fields keep the correlations real
+ * answers have), or, for a share `broad` of draws (small priors), a broad
+ * draw of every field group.
  */
-static bool compatible(struct ws *w, int ci, int skip)
+static void draw_answer(struct rng *r, const struct qc_context *ctx, const struct answer *truth,
+			const float *w, unsigned groups, float broad, struct answer *out)
 {
-	struct cand *c = &w->pool[ci];
-	int i;
+	int g;
 
-	if (!qc_distinct(&c->a, &w->truth, w->p))
-		return false;
-	for (i = 0; i < w->nchosen; i++) {
-		if (i == skip)
-			continue;
-		if (w->chosen[i] == ci || !qc_distinct(&c->a, &w->pool[w->chosen[i]].a, w->p))
-			return false;
+	if (ctx->nprior && unit(r) >= broad) {
+		*out = ctx->prior[pick_weighted(r, w, ctx->nprior)];
+		out->kind = truth->kind;
+		if ((groups & (1u << FG_REL)) && !ctx->ref_rels)
+			draw_group(r, ctx, truth, FG_REL, out);
+		if (groups & (1u << FG_REF))
+			draw_group(r, ctx, truth, FG_REF, out);
+	} else {
+		*out = *truth;
+		for (g = 0; g < FG_COUNT; g++)
+			if (groups & (1u << g))
+				draw_group(r, ctx, truth, (enum fgroup)g, out);
 	}
-	if (render_cand(c))
-		return false;
-	if (!text_ok(w, &c->qt, &w->tc.qt))
-		return false;
-	for (i = 0; i < w->nchosen; i++)
-		if (i != skip && !text_ok(w, &c->qt, &w->pool[w->chosen[i]].qt))
-			return false;
-	return true;
+	/* a reference is never the object itself */
+	for (g = 0; g < 8 && out->kind == ANS_GAZE_RELATIVE && ctx->nrefs > 1 &&
+		    ans_name_equal(out->object, out->ref); g++)
+		draw_group(r, ctx, truth, FG_REF, out);
+	/* the truth's form: a hand exactly when the truth names one */
+	if (out->kind == ANS_INTERACT_APPROX && truth->hand == REC_HAND_NONE)
+		out->hand = REC_HAND_NONE;
+	if (out->kind == ANS_INTERACT_APPROX && truth->hand != REC_HAND_NONE &&
+	    out->hand == REC_HAND_NONE)
+		draw_group(r, ctx, truth, FG_HAND, out);
 }
 
-static void set_figures(struct ws *w, struct qc_result *r)
-{
-	const struct qtext *o[QC_MAX_OPTIONS];
-	int i;
-
-	o[0] = &w->tc.qt;
-	for (i = 0; i < w->nchosen; i++)
-		o[i + 1] = &w->pool[w->chosen[i]].qt;
-	figures(o, w->nchosen + 1, 0, w->has_question ? &w->question : NULL, r);
-}
-
-/* Swaps one negative for an unused candidate to lower the item badness. */
-static bool repair_step(struct ws *w, float *badness)
-{
-	struct qc_result r;
-	float best = *badness;
-	int bi = -1, bj = -1, i, j;
-
-	for (i = 0; i < w->nchosen; i++) {
-		int keep = w->chosen[i];
-
-		for (j = 0; j < w->npool; j++) {
-			int k, used = 0;
-
-			for (k = 0; k < w->nchosen; k++)
-				used |= w->chosen[k] == j;
-			if (used || !compatible(w, j, i))
-				continue;
-			w->chosen[i] = j;
-			set_figures(w, &r);
-			w->chosen[i] = keep;
-			if (item_badness(&r, w->p) + 1e-6f < best) {
-				best = item_badness(&r, w->p);
-				bi = i;
-				bj = j;
-			}
-		}
-	}
-	if (bi < 0)
-		return false;
-	w->chosen[bi] = bj;
-	*badness = best;
-	return true;
-}
-
-enum {
-	DIFF_MIRROR = 1 << 0,   /* mirrored side or direction */
-	DIFF_MAGNITUDE = 1 << 1, /* another yaw magnitude */
-	DIFF_FOIL = 1 << 2,     /* "keep facing forward" / "turn around" */
-	DIFF_DIR = 1 << 3,      /* another direction or leg */
-	DIFF_DIST = 1 << 4,
-	DIFF_OBJECT = 1 << 5,
-	DIFF_REL = 1 << 6,      /* relation or reference */
-	DIFF_HAND = 1 << 7,
-	DIFF_VERT = 1 << 8,
-	DIFF_VERB = 1 << 9,
-	DIFF_LEGS = 1 << 10     /* number of legs */
+/* One option being placed: its value and its text. */
+struct opt {
+	struct answer a;
+	char text[ANS_TEXT_MAX];
+	struct qtext qt;
+	bool from_brain;
 };
 
-/* The fields in which c differs from t: the "family" of a negative. */
-static unsigned diff_mask(const struct answer *t, const struct answer *c)
+static int render_opt(struct opt *o, const struct qc_params *p, int style)
 {
-	unsigned m = 0;
+	struct buf b;
+	int rc;
+
+	if (ans_normalise(&o->a, &p->disc))
+		return ENG_EINVAL;
+	buf_init(&b, ANS_TEXT_MAX);
+	rc = ans_render_style(&o->a, style, &b);
+	if (!rc) {
+		memcpy(o->text, buf_str(&b), b.len + 1);
+		qt_prep(o->text, &o->qt);
+		if (is_meta(&o->qt))
+			rc = ENG_EINVAL;
+	}
+	buf_release(&b);
+	return rc;
+}
+
+static bool pair_ok(const struct opt *a, const struct opt *b, const struct qc_params *p)
+{
+	return qc_distinct(&a->a, &b->a, p) && !is_substring(&a->qt, &b->qt) &&
+	       !is_substring(&b->qt, &a->qt) && !is_permutation(&a->qt, &b->qt) &&
+	       !near_dup(&a->qt, &b->qt, p->dup_similarity, NULL);
+}
+
+/*
+ * The item-level checks made symmetric: every option's length z-score and
+ * question overlap against the others within the limits (so the truth is
+ * never filtered on a figure its distractors escape).
+ */
+static bool set_ok(const struct opt *o, int n, const struct qtext *q, const struct qc_params *p)
+{
+	double len[QC_MAX_OPTIONS], ov[QC_MAX_OPTIONS], sl = 0, so = 0, sq = 0;
 	int i;
 
-	if (c->yaw_deg != t->yaw_deg) {
-		if (c->yaw_deg == 0.0f || c->yaw_deg == 180.0f)
-			m |= DIFF_FOIL;
-		else if (c->yaw_deg == -t->yaw_deg)
-			m |= DIFF_MIRROR;
-		else
-			m |= DIFF_MAGNITUDE;
+	for (i = 0; i < n; i++) {
+		len[i] = words(&o[i].qt);
+		ov[i] = q ? (double)overlap(&o[i].qt, q) : 0;
+		sl += len[i];
+		so += ov[i];
+		sq += len[i] * len[i];
 	}
-	if (c->dir != t->dir)
-		m |= c->dir == bev_dir_mirror(t->dir) ? DIFF_MIRROR : DIFF_DIR;
-	if (c->nlegs != t->nlegs)
-		m |= DIFF_LEGS;
-	for (i = 0; i < 2 && i < c->nlegs && i < t->nlegs; i++)
-		if (c->legs[i] != t->legs[i])
-			m |= c->legs[i] == bev_dir_mirror(t->legs[i]) ? DIFF_MIRROR : DIFF_DIR;
-	if (c->dist_m != t->dist_m)
-		m |= DIFF_DIST;
-	if (!ans_name_equal(c->object, t->object))
-		m |= DIFF_OBJECT;
-	if (c->rel != t->rel || !ans_name_equal(c->ref, t->ref))
-		m |= DIFF_REL;
-	if (c->hand != t->hand)
-		m |= DIFF_HAND;
-	if (c->vertical != t->vertical)
-		m |= DIFF_VERT;
-	if (!ans_name_equal(c->verb, t->verb))
-		m |= DIFF_VERB;
-	return m;
+	for (i = 0; i < n; i++) {
+		/* the figures of option i against the n - 1 others, as figures() has them */
+		double m = (sl - len[i]) / (n - 1);
+		double var = (sq - len[i] * len[i]) / (n - 1) - m * m;
+		double sd = var > 0 ? sqrt(var) : 0;
+		double z = (len[i] - m) / (sd < 1.5 ? 1.5 : sd);
+
+		if (p->enforce_length && fabs(z) > (double)p->z_max)
+			return false;
+		if (q && ov[i] > (so - ov[i]) / (n - 1) + (double)p->overlap_slack + 1e-6)
+			return false;
+	}
+	return true;
 }
 
-/*
- * Reorders v[0..n) so that families take turns (round robin in order of
- * first appearance), keeping the order within a family: the first
- * negatives of a tier then vary different fields.
- */
-static void interleave(struct ws *w, int *v, int n)
+/* The brain's proposals that parse and keep the margins from the truth. */
+static int brain_options(const struct answer *truth, const struct qc_context *ctx,
+			 const struct qc_params *p, int style, struct opt *out, int cap,
+			 int *rejected)
 {
-	int out[POOL_MAX], no = 0, i;
-	bool taken[POOL_MAX] = { false };
+	int i, n = 0, k;
 
-	if (n <= 0)
+	for (i = 0; i < (int)ctx->nproposals && n < cap; i++) {
+		struct opt o;
+		bool ok = true;
+
+		memset(&o, 0, sizeof(o));
+		if (!ctx->proposals[i] || ans_parse(truth->kind, ctx->proposals[i], &p->disc, &o.a)) {
+			(*rejected)++;
+			continue;
+		}
+		if (o.a.kind == ANS_INTERACT_APPROX)
+			o.a.hand = truth->hand == REC_HAND_NONE ? REC_HAND_NONE :
+				   o.a.hand == REC_HAND_NONE ? truth->hand : o.a.hand;
+		o.from_brain = true;
+		if (render_opt(&o, p, style) || !qc_distinct(&o.a, truth, p))
+			ok = false;
+		for (k = 0; ok && k < n; k++)
+			ok = pair_ok(&o, &out[k], p);
+		if (!ok) {
+			(*rejected)++;
+			continue;
+		}
+		out[n++] = o;
+	}
+	return n;
+}
+
+/* How a set is being drawn. */
+struct draw {
+	struct rng *r;
+	const struct qc_context *ctx;
+	const struct qc_params *p;
+	int style;
+	unsigned groups;
+	float broad;       /* share of broad draws */
+	float *w;          /* kernel weights around the centre, over the prior */
+	const struct opt *brain;
+	int nbrain;
+};
+
+/* A fresh option: a draw near the centre, or (half the time) a brain proposal. */
+static void draw_option(struct draw *d, const struct answer *truth, struct opt *out)
+{
+	if (d->nbrain && unit(d->r) < 0.5f) {
+		*out = d->brain[rng_below(&d->r->s, (uint64_t)d->nbrain)];
 		return;
-	while (no < n) {
-		unsigned seen[POOL_MAX] = { 0 };
-		int nseen = 0;
-
-		for (i = 0; i < n; i++) {
-			unsigned f = w->pool[v[i]].family;
-			int k;
-			bool dup = false;
-
-			if (taken[i])
-				continue;
-			for (k = 0; k < nseen && !dup; k++)
-				dup = seen[k] == f;
-			if (dup)
-				continue;
-			seen[nseen++] = f;
-			taken[i] = true;
-			out[no++] = v[i];
-		}
 	}
-	memcpy(v, out, sizeof(*v) * (size_t)n);
+	memset(out, 0, sizeof(*out));
+	draw_answer(d->r, d->ctx, truth, d->w, d->groups, d->broad, &out->a);
+	if (render_opt(out, d->p, d->style))
+		out->text[0] = '\0'; /* unusable: redrawn */
 }
 
-static void order_pool(struct ws *w, struct rng *rng, int nbrain)
+/* Whether option i renders and keeps the margins and text checks with every other. */
+static bool fits(const struct opt *o, int n, int i, const struct qc_params *p)
 {
-	int tier, i, n = 0;
+	int k;
 
-	for (i = 0; i < nbrain; i++)
-		w->order[n++] = i;
-	for (tier = 1; tier <= 3; tier++) {
-		int start = n;
-
-		for (i = nbrain; i < w->npool; i++)
-			if (w->pool[i].tier == tier) {
-				w->pool[i].family = diff_mask(&w->truth, &w->pool[i].a);
-				w->order[n++] = i;
-			}
-		shuffle_ints(rng, w->order + start, n - start);
-		if (tier < 3)
-			interleave(w, w->order + start, n - start);
-	}
+	if (!o[i].text[0])
+		return false;
+	for (k = 0; k < n; k++)
+		if (k != i && o[k].text[0] && !pair_ok(&o[i], &o[k], p))
+			return false;
+	return true;
 }
 
-/*
- * When the greedy selection falls short, one chosen negative may be what
- * blocks the others (a one-leg route contained in every two-leg one): try
- * each chosen negative in turn, leave it out and fill again in pool order.
- * Keeps the first full set found. Returns true when the set is full.
- */
-static bool refill_without_one(struct ws *w, int want)
+/* Redraws option i (up to REDRAWS times) until it fits; true when it does. */
+static bool redraw(struct draw *d, struct opt *o, int n, int i)
 {
-	int saved[QC_MAX_OPTIONS], nsaved = w->nchosen, drop, i;
+	int t;
 
-	memcpy(saved, w->chosen, sizeof(saved));
-	for (drop = 0; drop < nsaved; drop++) {
-		int banned = saved[drop];
-
-		w->nchosen = 0;
-		for (i = 0; i < nsaved; i++)
-			if (i != drop)
-				w->chosen[w->nchosen++] = saved[i];
-		for (i = 0; i < w->npool && w->nchosen < want; i++) {
-			int ci = w->order[i];
-
-			if (ci != banned && compatible(w, ci, -1))
-				w->chosen[w->nchosen++] = ci;
-		}
-		if (w->nchosen == want)
+	for (t = 0; t < REDRAWS; t++) {
+		draw_option(d, &o[0].a, &o[i]);
+		if (fits(o, n, i, d->p))
 			return true;
 	}
-	w->nchosen = nsaved;
-	memcpy(w->chosen, saved, sizeof(saved));
 	return false;
+}
+
+/*
+ * Draws a set around a centre until it satisfies the symmetric
+ * constraints. Option 0 is the truth. The centre c is an answer of the
+ * prior drawn with the kernel around the truth; every distractor is a
+ * whole prior answer drawn with the kernel around c (hard: near c, so near
+ * each other and the truth), brain proposals, when there are, standing in
+ * for half the draws. The kernel is symmetric and the truth itself is an
+ * answer of the prior, so the truth is exchangeable with the distractors:
+ * it is one more draw near c, not the point they were made around.
+ * Returns 0 and fills o[1..n-1], or ENG_ENOTFOUND.
+ */
+static int design(struct draw *d, struct opt *o, int n, const struct qtext *q)
+{
+	int restart, sweep, i;
+
+	for (restart = 0; restart < DESIGN_RESTARTS; restart++) {
+		struct answer centre = o[0].a;
+		int valid_sweeps = 0;
+
+		if (d->ctx->nprior) {
+			kernel_weights(d->ctx, &o[0].a, d->groups, d->w);
+			centre = d->ctx->prior[pick_weighted(d->r, d->w, d->ctx->nprior)];
+			kernel_weights(d->ctx, &centre, d->groups, d->w);
+		}
+		for (i = 1; i < n; i++)
+			draw_option(d, &o[0].a, &o[i]);
+		/*
+		 * Gibbs sweeps: each distractor in turn is redrawn from the same
+		 * distribution until it fits with all the others. The chain's
+		 * stationary law is the product of the draws restricted to valid
+		 * sets, in which the truth is exchangeable with the distractors;
+		 * two sweeps after the set is first valid let it mix.
+		 */
+		for (sweep = 0; sweep < DESIGN_SWEEPS; sweep++) {
+			bool valid = true;
+
+			for (i = 1; i < n; i++)
+				if (!redraw(d, o, n, i))
+					valid = false;
+			if (!valid) {
+				valid_sweeps = 0;
+				continue;
+			}
+			if (++valid_sweeps >= 2 && set_ok(o, n, q, d->p))
+				return 0;
+		}
+	}
+	return ENG_ENOTFOUND;
 }
 
 int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
@@ -1412,14 +1234,11 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 {
 	static const struct qc_context no_ctx;
 	struct qc_params def;
-	struct qc_result res;
-	struct ws *w = NULL;
+	struct opt *o = NULL, *brain = NULL;
+	struct qtext *qt = NULL;
 	struct rng rng;
 	uint64_t seed;
-	int n, i, nbrain = 0, brain_rejected = 0, perm[QC_MAX_OPTIONS];
-	int attempt, best_n = -1, best_rej = 0, best[QC_MAX_OPTIONS] = { 0 };
-	float badness;
-	int rc = 0;
+	int n, i, nbrain, rejected = 0, perm[QC_MAX_OPTIONS], rc = 0, style;
 
 	if (!p) {
 		qc_defaults(&def);
@@ -1432,132 +1251,80 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 		return err_set(ENG_EINVAL, "qc: option count %d outside 2..%d", n, QC_MAX_OPTIONS);
 	if (truth->kind == ANS_CHAIN || (unsigned)truth->kind >= ANS_NKIND)
 		return err_set(ENG_EINVAL, "qc: %s has no options", ans_kind_name(truth->kind));
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return ENG_ENOMEM;
-	w->p = p;
-	w->truth = *truth;
-	rc = ans_normalise(&w->truth, &p->disc);
-	if (rc)
+	o = calloc(QC_MAX_OPTIONS, sizeof(*o));
+	brain = calloc(8, sizeof(*brain));
+	qt = calloc(1, sizeof(*qt));
+	if (!o || !brain || !qt) {
+		rc = ENG_ENOMEM;
 		goto out;
-	w->tc.a = w->truth;
-	rc = render_cand(&w->tc);
-	if (rc) {
+	}
+	seed = qc_seed_from_id(qa_id);
+	/* one phrasing for every option of the item, varied across items */
+	style = (int)((seed >> 17) & 0x7fff);
+	o[0].a = *truth;
+	if (render_opt(&o[0], p, style)) {
 		rc = err_set(ENG_EINVAL, "qc: the truth does not render: %s", err_msg());
 		goto out;
 	}
-	if (question) {
-		qt_prep(question, &w->question);
-		w->has_question = true;
-	}
-	seed = qc_seed_from_id(qa_id);
+	if (question)
+		qt_prep(question, qt);
 	rng.s = seed ^ SEED_POOL;
-
-	/* the brain's proposals first, in their order */
-	for (i = 0; i < (int)ctx->nproposals; i++) {
-		struct answer a;
-		int before = w->npool;
-
-		if (!ctx->proposals[i] ||
-		    ans_parse(truth->kind, ctx->proposals[i], &p->disc, &a)) {
-			brain_rejected++;
-			continue;
-		}
-		if (a.kind == ANS_INTERACT_APPROX)
-			a.hand = w->truth.hand == REC_HAND_NONE ? REC_HAND_NONE :
-				 a.hand == REC_HAND_NONE ? w->truth.hand : a.hand;
-		add(w, &a, 0);
-		if (w->npool == before)
-			brain_rejected++; /* equal to the truth or to an earlier proposal */
-	}
-	nbrain = w->npool;
-	gen_pool(w, ctx);
-	order_pool(w, &rng, nbrain);
-
-	/*
-	 * Greedy selection in pool order; when it falls short, the engine's
-	 * tiers are reshuffled and the selection retried (bounded), keeping
-	 * the attempt that found the most negatives.
-	 */
-	for (attempt = 0; attempt <= p->max_repairs; attempt++) {
-		int rej = 0;
-
-		if (attempt)
-			order_pool(w, &rng, nbrain);
-		w->nchosen = 0;
-		for (i = 0; i < w->npool && w->nchosen < n - 1; i++) {
-			int ci = w->order[i];
-
-			if (compatible(w, ci, -1))
-				w->chosen[w->nchosen++] = ci;
-			else if (ci < nbrain)
-				rej++;
-		}
-		for (; i < w->npool; i++)
-			if (w->order[i] < nbrain)
-				rej++; /* not reached: counted as refused */
-		if (w->nchosen > best_n) {
-			best_n = w->nchosen;
-			memcpy(best, w->chosen, sizeof(best));
-			best_rej = rej;
-		}
-		if (best_n == n - 1)
-			break;
-	}
-	w->nchosen = best_n;
-	memcpy(w->chosen, best, sizeof(best));
-	brain_rejected += best_rej;
-	if (w->nchosen < n - 1 && w->nchosen > 0)
-		refill_without_one(w, n - 1);
+	nbrain = brain_options(&o[0].a, ctx, p, style, brain, 8, &rejected);
 	memset(out, 0, sizeof(*out));
-	memset(&res, 0, sizeof(res));
-	if (w->nchosen < n - 1) {
-		res.reason = QC_NO_NEGATIVES;
-		res.failed = 1u << QC_NO_NEGATIVES;
-		snprintf(res.detail, sizeof(res.detail),
-			 "only %d of %d negatives satisfy the margins and text checks",
-			 w->nchosen, n - 1);
-		res.brain_rejected = brain_rejected;
-		out->qc = res;
-		out->n = 0;
+	{
+		struct draw d = { &rng, ctx, p, style, kind_groups(truth->kind), 0, NULL, brain,
+				  nbrain };
+
+		/* a recording with few candidates of the group leans on the broad prior */
+		d.broad = ctx->nprior >= (size_t)(8 * n) ? BROAD_SHARE
+			  : ctx->nprior >= (size_t)(2 * n) ? 0.3f : ctx->nprior ? 0.7f : 1.0f;
+		d.w = calloc(ctx->nprior + 1, sizeof(*d.w));
+		if (!d.w) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		rc = design(&d, o, n, question ? qt : NULL);
+		free(d.w);
+	}
+	if (rc) {
+		rc = 0;
+		out->qc.reason = QC_NO_NEGATIVES;
+		out->qc.failed = 1u << QC_NO_NEGATIVES;
+		snprintf(out->qc.detail, sizeof(out->qc.detail),
+			 "no exchangeable set of %d options within the margins and text checks "
+			 "(%d centres x %d sweeps)", n, DESIGN_RESTARTS, DESIGN_SWEEPS);
+		out->qc.brain_rejected = rejected + nbrain;
 		goto out;
 	}
-
-	set_figures(w, &res);
-	badness = item_badness(&res, p);
-	while (badness > 0.0f && res.repairs < p->max_repairs && repair_step(w, &badness))
-		res.repairs++;
-
-	/* final order */
 	qc_shuffle(seed, n, perm);
 	out->n = n;
 	for (i = 0; i < n; i++) {
-		const struct cand *c = perm[i] == 0 ? &w->tc : &w->pool[w->chosen[perm[i] - 1]];
+		const struct opt *c = &o[perm[i]];
 
 		out->opt[i] = c->a;
 		memcpy(out->text[i], c->text, sizeof(out->text[i]));
-		out->from_brain[i] = perm[i] != 0 && w->chosen[perm[i] - 1] < nbrain;
+		out->from_brain[i] = c->from_brain;
 		if (perm[i] == 0)
 			out->answer = i;
 	}
 	{
 		const char *texts[QC_MAX_OPTIONS];
-		int repairs = res.repairs;
 
 		for (i = 0; i < n; i++)
 			texts[i] = out->text[i];
 		rc = qc_check_text(question, texts, n, out->answer, p, &out->qc);
 		if (rc)
 			goto out;
-		out->qc.repairs = repairs;
 	}
 	for (i = 0; i < n; i++)
 		if (out->from_brain[i])
 			out->qc.brain_kept++;
-	out->qc.brain_rejected = brain_rejected;
+	out->qc.brain_rejected = rejected + nbrain - out->qc.brain_kept;
 	out->qc.engine_added = n - 1 - out->qc.brain_kept;
 out:
-	free(w);
+	free(o);
+	free(brain);
+	free(qt);
 	return rc;
 }
 
@@ -1659,7 +1426,7 @@ static bool desc_clash(const char *a, const char *b, float thr)
 }
 
 int qc_chain_candidates(const char *const *truth, int k, const char *const *pool,
-			size_t npool, const char *qa_id, int ncand,
+			const int *tiers, size_t npool, const char *qa_id, int ncand,
 			const struct qc_params *p, struct qc_chain *out)
 {
 	struct qc_params def;
@@ -1697,6 +1464,14 @@ int qc_chain_candidates(const char *const *truth, int k, const char *const *pool
 		for (i = 0; i < (int)npool; i++)
 			order[i] = i;
 		shuffle_ints(&rng, order, (int)npool);
+		/* a stable sort by tier keeps the shuffle within each tier */
+		for (i = 1; tiers && i < (int)npool; i++)
+			for (j = i; j > 0 && tiers[order[j - 1]] > tiers[order[j]]; j--) {
+				int t = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
 	}
 	for (i = 0; i < (int)npool && np < ncand; i++) {
 		const char *d = pool[order[i]];

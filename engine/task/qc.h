@@ -35,9 +35,12 @@ struct qc_params {
 	float dist_margin_rel;   /* ... in distance by this share of the larger (0.25) */
 	float dist_margin_m;     /* ... and by at least this many metres (0.3) */
 	float z_max;             /* |answer-length z-score| limit (1.5) */
+	bool enforce_length;     /* fail items on z_max (false: the z-score is reported only;
+				    rendered, exchangeable options carry no length cue: the
+				    audit's longest/shortest solvers check that) */
 	float overlap_slack;     /* answer overlap may exceed the distractors' mean by (0.15) */
 	float dup_similarity;    /* near-duplicate character similarity (0.9) */
-	int max_repairs;         /* option swaps tried to repair a failing item (8) */
+	int max_repairs;         /* retries of the chain candidate draw (8) */
 	int chain_candidates;    /* size of a chain's candidate action set (8) */
 	struct disc_params disc; /* discretisation of the values (disc_defaults) */
 };
@@ -46,22 +49,28 @@ struct qc_params {
 void qc_defaults(struct qc_params *p);
 
 /*
- * What the negatives may be made of, besides the truth itself. Every array
- * is optional (NULL with count 0); the strings are the callers' and are not
- * kept after the call.
+ * What the negatives are drawn from (docs/answers.md, Option design).
+ * Every array is optional (NULL with count 0); the strings are the
+ * callers' and are not kept after the call.
  */
 struct qc_context {
-	const char *const *objects;  /* display names of other objects visible at T
-					(never the truth's own object) */
-	const float *object_yaws;    /* NULL, or the yaw (deg) to each of objects[]
-					(NAN when unknown): gaze negatives use it */
-	size_t nobjects;
-	const char *const *verbs;    /* other verbs of the recording ("open", ...) */
-	size_t nverbs;
-	const float *lengths;        /* other path lengths or distances (m) */
-	size_t nlengths;
-	const enum bev_dir *dirs;    /* candidate directions (other paths' legs) */
-	size_t ndirs;
+	/*
+	 * The answers of the group's other candidates in the recording, of the
+	 * truth's kind (canonical): the prior each distractor field is drawn
+	 * from, so that distractors look like keys. prior_weights (NULL: equal)
+	 * weight them, e.g. to give each stratum of key values equal mass.
+	 */
+	const struct answer *prior;
+	const float *prior_weights;
+	size_t nprior;
+	const char *const *refs;     /* gaze relative: reference objects visible at T */
+	size_t nrefs;
+	/*
+	 * gaze relative: the target's true relation to each of refs. When set,
+	 * a distractor's (relation, reference) is one of these pairs, drawn as
+	 * the key's is, so neither the relation nor the reference tells the key.
+	 */
+	const enum ans_rel *ref_rels;
 	const char *const *proposals; /* negatives proposed as text by a remote brain */
 	size_t nproposals;
 };
@@ -213,16 +222,17 @@ struct qc_chain {
 /*
  * Builds the candidate set of `ncand` actions (0 = p's chain_candidates,
  * default 8): the k true actions truth[0..k-1] (in their true order) and
- * ncand - k distractors drawn from pool[] (actions of other goals or
- * windows of the same recording), skipping any whose description equals or
- * nearly duplicates a true one or an earlier pick; the set is shuffled
- * with qc_shuffle(seed of qa_id). Returns 0; ENG_EINVAL (k outside
+ * ncand - k distractors drawn from pool[] (other actions of the same
+ * recording), lower tiers[] first (NULL: one tier) and in a seeded random
+ * order within a tier, skipping any whose description equals or nearly
+ * duplicates a true one or an earlier pick; the set is shuffled with
+ * qc_shuffle(seed of qa_id). Returns 0; ENG_EINVAL (k outside
  * 2..ANS_CHAIN_MAX, ncand outside k+1..QC_CHAIN_MAX_CAND, two true actions
  * with the same description, a description too long); ENG_ENOTFOUND when
  * the pool has too few distinct distractors (err_msg() says how many).
  */
 int qc_chain_candidates(const char *const *truth, int k, const char *const *pool,
-			size_t npool, const char *qa_id, int ncand,
+			const int *tiers, size_t npool, const char *qa_id, int ncand,
 			const struct qc_params *p, struct qc_chain *out);
 
 /*

@@ -8,6 +8,7 @@
 #include "truth_int.h"
 
 #include <math.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,56 @@ static void note_actions(struct build *b, struct truth *out, size_t first, int k
 		same = (size_t)cJSON_GetArrayItem(ba, j)->valuedouble == first + (size_t)j;
 	if (!same && cJSON_GetArraySize(ba) > 0)
 		out->note = strdup("brain's action list differs from the actions that follow T");
+}
+
+/* True when descriptions a and b share a content word (4 letters or more, not a stop word). */
+static bool share_word(const char *a, const char *b)
+{
+	static const char *const stop[] = { "from", "with", "into", "onto", "back", "the",
+					    "take", "put", NULL };
+	char w[32];
+	const char *p = a;
+
+	while (*p) {
+		size_t n = 0;
+		int s;
+		bool is_stop = false;
+
+		while (*p && !isalpha((unsigned char)*p))
+			p++;
+		while (isalpha((unsigned char)*p) && n + 1 < sizeof(w))
+			w[n++] = (char)tolower((unsigned char)*p++);
+		while (isalpha((unsigned char)*p))
+			p++;
+		w[n] = '\0';
+		for (s = 0; stop[s]; s++)
+			is_stop = is_stop || !strcmp(w, stop[s]);
+		if (n >= 4 && !is_stop && strcasestr(b, w))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Which distractors come first (docs/answers.md, Chains): tier 0, actions
+ * of the stated goal that are not the next ones (the goal's steps already
+ * done in the clip, and the same goal at other times), so that the goal
+ * names no subset of the candidates; tier 1, actions that share a content
+ * word with a true one; tier 2, the others.
+ */
+static int distractor_tier(const struct recording *rec, size_t i, size_t first, int k,
+			   const char *goal)
+{
+	const struct rec_action *a = &rec->actions[i];
+	int j;
+
+	if (goal && a->goal && !strcmp(goal, a->goal))
+		return 0;
+	for (j = 0; j < k; j++)
+		if (rec->actions[first + (size_t)j].description &&
+		    share_word(a->description, rec->actions[first + (size_t)j].description))
+			return 1;
+	return 2;
 }
 
 /* The chain over the future actions, into the ground truth. */
@@ -124,7 +175,7 @@ static int question(struct build *b, struct truth *out, const char *goal, const 
 {
 	const char *bq = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b->args, "question"));
 	struct buf q, cands;
-	char gb[256];
+	char gb[256], kb[8];
 	size_t gl;
 	int rc;
 
@@ -140,7 +191,10 @@ static int question(struct build *b, struct truth *out, const char *goal, const 
 	if (bq && strlen(bq) > 20 && strstr(bq, "[[")) {
 		rc = buf_adds(&q, bq);
 	} else {
-		const struct tmpl_var vars[] = { { "goal", gb }, { "candidates", buf_str(&cands) } };
+		const struct tmpl_var vars[] = { { "goal", gb }, { "candidates", buf_str(&cands) },
+						 { "k", kb } };
+
+		snprintf(kb, sizeof(kb), "%d", ch->k);
 
 		rc = tmpl_question("chain.actions.relative", qc_seed_from_id(out->id), vars,
 				   ARRAY_SIZE(vars), &q);
@@ -181,6 +235,7 @@ int truth__chain(struct build *b, struct truth *out)
 {
 	const struct recording *rec = b->rec;
 	const char *truth[ANS_CHAIN_MAX], **pool = NULL, *goal;
+	int *tiers = NULL;
 	struct chain_result *c = NULL;
 	struct qc_chain *ch = NULL;
 	size_t first = b->clip.first_future, i, npool = 0;
@@ -193,7 +248,8 @@ int truth__chain(struct build *b, struct truth *out)
 	c = malloc(sizeof(*c));
 	ch = calloc(1, sizeof(*ch));
 	pool = calloc(rec->nactions + 1, sizeof(*pool));
-	if (!c || !ch || !pool) {
+	tiers = calloc(rec->nactions + 1, sizeof(*tiers));
+	if (!c || !ch || !pool || !tiers) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -206,9 +262,11 @@ int truth__chain(struct build *b, struct truth *out)
 			 ? rec->actions[first + (size_t)j].description : "";
 	goal = rec->actions[first].goal;
 	for (i = 0; i < rec->nactions; i++)
-		if ((i < first || i >= first + (size_t)k) && rec->actions[i].description)
+		if ((i < first || i >= first + (size_t)k) && rec->actions[i].description) {
+			tiers[npool] = distractor_tier(rec, i, first, k, goal);
 			pool[npool++] = rec->actions[i].description;
-	rc = qc_chain_candidates(truth, k, pool, npool, out->id, 0, &b->p->qc, ch);
+		}
+	rc = qc_chain_candidates(truth, k, pool, tiers, npool, out->id, 0, &b->p->qc, ch);
 	if (rc) {
 		rc = truth__reject(b, "no_distractors", "%s", err_msg());
 		goto out;
@@ -237,6 +295,7 @@ int truth__chain(struct build *b, struct truth *out)
 out:
 	cJSON_Delete(ans);
 	free(pool);
+	free(tiers);
 	free(ch);
 	free(c);
 	return rc;
@@ -285,7 +344,9 @@ int plan__chain(const struct plan_in *in, struct plan_out *out)
 	}
 	/* the engine adds the candidate set and the answer format */
 	buf_init(&q, 1 << 16);
-	rc = buf_addf(&q, "What sequence of actions should the person take next to finish \"%s\"?",
+	rc = buf_addf(&q, "Which %d actions should the person take next to finish \"%s\"?",
+		      cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(why, "k"))
+			      ? cJSON_GetObjectItemCaseSensitive(why, "k")->valueint : 4,
 		      goal ? goal : "the task");
 	if (!rc) {
 		out->question = buf_detach(&q);

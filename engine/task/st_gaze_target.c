@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "rng.h"
 
 #define GAZE_TOL_NS 100000000LL /* the gaze sample drawn: nearest within 100 ms */
 
@@ -52,43 +53,20 @@ static int gaze_approx(struct build *b)
 	return ans_set_text(b->ans.object, sizeof(b->ans.object), b->target_name);
 }
 
-/* True when object i is among the objects visible at T. */
-static bool visible_at_t(const struct build *b, long i)
+/* Whether another object visible at T has the display name of object k. */
+static bool name_shared(struct build *b, long k, const char *name)
 {
-	size_t k;
-
-	for (k = 0; k < b->vis.nvisible && k < 50; k++)
-		if ((long)b->vis.visible[k].obj == i)
-			return true;
-	return false;
-}
-
-/* The visible object whose relation to the target is clearest, or -1. */
-static long clearest_reference(struct build *b)
-{
-	double best = -1;
-	long ri = -1;
+	char other[ANS_NAME_MAX];
 	size_t i;
 
 	for (i = 0; i < b->vis.nvisible && i < 50; i++) {
-		long k = (long)b->vis.visible[i].obj;
-		struct spatial_result r;
-		char name[ANS_NAME_MAX];
-		double m;
+		long j = (long)b->vis.visible[i].obj;
 
-		if (k == b->target || truth__structural(b->rec, k))
-			continue;
-		if (truth__name(b->rec, k, name, sizeof(name)))
-			continue;
-		if (truth__spatial(b, b->target, false, 0, k, NULL, &r))
-			continue;
-		m = r.rel.ambiguous ? -1 : truth__rounded(r.rel.side_margin_deg, 2);
-		if (m > best) {
-			best = m;
-			ri = k;
-		}
+		if (j != k && !truth__name(b->rec, j, other, sizeof(other)) &&
+		    ans_name_equal(other, name))
+			return true;
 	}
-	return ri;
+	return false;
 }
 
 static enum ans_rel rel_of(enum spatial_label l)
@@ -102,35 +80,76 @@ static enum ans_rel rel_of(enum spatial_label l)
 	}
 }
 
+/*
+ * The references a key may use: objects visible at T, not structural, not
+ * named like the target, named by no other visible object (else "the
+ * mug" would not say which), whose relation to the target is clear of
+ * every margin. Their names and the target's relation to each go into the
+ * negatives context: distractors draw their (relation, reference) pairs
+ * from the same list as the key. Indices into idx; returns the count.
+ */
+static size_t clear_references(struct build *b, long *idx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < b->vis.nvisible && i < 50 && n < TRUTH_MAX_OBJECTS; i++) {
+		long k = (long)b->vis.visible[i].obj;
+		struct spatial_result r;
+
+		if (k == b->target || truth__structural(b->rec, k))
+			continue;
+		if (truth__name(b->rec, k, b->refbuf[n], sizeof(b->refbuf[n])) ||
+		    ans_name_equal(b->refbuf[n], b->target_name) || name_shared(b, k, b->refbuf[n]))
+			continue;
+		if (truth__spatial(b, b->target, false, 0, k, NULL, &r) || r.rel.ambiguous ||
+		    rel_of(r.rel.label) == ANS_REL_NEAR)
+			continue;
+		b->refs[n] = b->refbuf[n];
+		b->ref_rels[n] = rel_of(r.rel.label);
+		idx[n++] = k;
+	}
+	b->qctx.refs = b->refs;
+	b->qctx.nrefs = n;
+	b->qctx.ref_rels = b->ref_rels;
+	return n;
+}
+
+/*
+ * The reference is drawn uniformly (seeded by T and the target) among the
+ * clear ones, never the brain's choice nor the clearest: a key that named
+ * the most salient object, or always an object of the kind a relation
+ * comes out clear for, would stand out among distractors drawn from the
+ * same list. A brain's differing choice is kept in the ground truth.
+ */
 static int gaze_relative(struct build *b)
 {
 	const char *ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b->args, "reference"));
-	long ri = (ref && *ref) ? recording_find_object(b->rec, ref) : -1;
+	uint64_t h = rng_mix64((uint64_t)b->t ^ ((uint64_t)b->target << 40));
+	long idx[TRUTH_MAX_OBJECTS], ri;
 	struct spatial_result r;
-	char refname[ANS_NAME_MAX];
+	size_t n, j;
 	int rc;
 
 	rc = truth__visible_context(b, b->target, -1, false);
 	if (rc)
 		return rc;
-	/* the reference is the brain's, if it is visible at T, else the engine's */
-	if (ri < 0 || !visible_at_t(b, ri))
-		ri = clearest_reference(b);
-	if (ri < 0)
+	n = clear_references(b, idx);
+	if (!n)
 		return truth__reject(b, "no_reference",
 				     "no visible reference object with a clear relation at T");
-	if (truth__name(b->rec, ri, refname, sizeof(refname)))
-		return truth__reject(b, "unnamed", "the reference cannot be named");
+	j = (size_t)rng_below(&h, n);
+	ri = idx[j];
+	if (ref && *ref && strcmp(ref, b->rec->objects[ri].id) &&
+	    !cJSON_AddStringToObject(b->gt, "brain_reference", ref))
+		return ENG_ENOMEM;
 	rc = truth__spatial(b, b->target, false, 0, ri, "spatial", &r);
 	if (rc)
 		return rc;
-	if (r.rel.ambiguous)
-		return truth__reject(b, "ambiguous", "the relation to the reference is within a margin");
 	ans_init(&b->ans, ANS_GAZE_RELATIVE);
 	b->ans.rel = rel_of(r.rel.label);
 	rc = ans_set_text(b->ans.object, sizeof(b->ans.object), b->target_name);
 	if (!rc)
-		rc = ans_set_text(b->ans.ref, sizeof(b->ans.ref), refname);
+		rc = ans_set_text(b->ans.ref, sizeof(b->ans.ref), b->refs[j]);
 	if (!rc && !cJSON_AddStringToObject(b->gt, "reference", b->rec->objects[ri].id))
 		rc = ENG_ENOMEM;
 	return rc;
@@ -207,4 +226,24 @@ int plan__gaze_target(const struct plan_in *in, struct plan_out *out)
 		snprintf(out->reference, sizeof(out->reference), "%s", id ? id : "");
 	}
 	return plan__object_question(in, out);
+}
+
+int prior__gaze_target(struct build *b, const struct clip_cand *c, struct answer *out)
+{
+	char name[ANS_NAME_MAX];
+
+	/* the candidates a truth would refuse are no key, so no part of the prior */
+	if (c->target < 0 || truth__structural(b->rec, c->target))
+		return 1;
+	if (!isfinite(c->yaw_deg) || truth__name(b->rec, c->target, name, sizeof(name)))
+		return 1;
+	ans_set_text(out->object, sizeof(out->object), name);
+	if (b->metric == METRIC_APPROX) {
+		out->yaw_deg = c->yaw_deg;
+		return 0;
+	}
+	/* the relation and the reference are drawn by the design */
+	out->rel = b->ans.rel;
+	ans_set_text(out->ref, sizeof(out->ref), b->ans.ref);
+	return 0;
 }

@@ -17,6 +17,10 @@ int truth__head_turn(struct build *b, struct truth *out)
 	int rc;
 
 	(void)out;
+	/* the premise at the camera's rate: unseen over the whole of [T - 1 s, T] */
+	if (truth__seen_between(b, b->target, b->t - 1000000000LL, b->t))
+		return truth__reject(b, "premise", "the target is in view within the last second "
+				     "before T");
 	rc = truth__spatial(b, b->target, false, 0, -1, "spatial", &r);
 	if (rc)
 		return rc;
@@ -48,4 +52,18 @@ int plan__head_turn(const struct plan_in *in, struct plan_out *out)
 		return out->args ? 0 : ENG_ENOMEM;
 	}
 	return plan__object_question(in, out);
+}
+
+int prior__head_turn(struct build *b, const struct clip_cand *c, struct answer *out)
+{
+	/* the candidates a truth would refuse are no key, so no part of the prior */
+	if (c->target < 0 || truth__structural(b->rec, c->target))
+		return 1;
+	if (!isfinite(c->yaw_deg))
+		return 1;
+	if (b->metric == METRIC_APPROX)
+		out->yaw_deg = c->yaw_deg;
+	else
+		out->dir = bev_dir_from_yaw(c->yaw_deg);
+	return 0;
 }

@@ -62,6 +62,9 @@ int truth__navigate(struct build *b, struct truth *out)
 	int rc;
 
 	(void)out;
+	if (truth__seen_between(b, b->target, b->t - 1000000000LL, b->t))
+		return truth__reject(b, "premise", "the target is in view within the last second "
+				     "before T");
 	a.t = b->t;
 	a.target = b->target;
 	a.goal_radius_m = PATH_GOAL_RADIUS_M;
@@ -82,7 +85,7 @@ int truth__navigate(struct build *b, struct truth *out)
 		ans_init(&b->ans, ANS_NAV_APPROX);
 		b->ans.dir = r.plan.legs[0].dir;
 		b->ans.dist_m = (float)len;
-		if (leg_margin(&r.plan.legs[0]) < b->p->qc.disc.angle_margin_deg)
+		if (leg_margin(&r.plan.legs[0]) < (double)b->p->qc.disc.angle_margin_deg)
 			return truth__reject(b, "ambiguous",
 					     "the first leg is within the margin of a sector boundary");
 	} else {
@@ -94,16 +97,12 @@ int truth__navigate(struct build *b, struct truth *out)
 		b->ans.nlegs = (int)r.plan.nlegs;
 		for (i = 0; i < r.plan.nlegs; i++) {
 			b->ans.legs[i] = r.plan.legs[i].dir;
-			if (leg_margin(&r.plan.legs[i]) < b->p->qc.disc.angle_margin_deg)
+			if (leg_margin(&r.plan.legs[i]) < (double)b->p->qc.disc.angle_margin_deg)
 				return truth__reject(b, "ambiguous",
 						     "leg %zu is within the margin of a sector boundary",
 						     i + 1);
 		}
 	}
-	b->lengths[0] = (float)(len * 0.6);
-	b->lengths[1] = (float)(len * 1.6);
-	b->qctx.lengths = b->lengths;
-	b->qctx.nlengths = 2;
 	return 0;
 }
 
@@ -119,4 +118,29 @@ int plan__navigate(const struct plan_in *in, struct plan_out *out)
 		return a ? 0 : ENG_ENOMEM;
 	}
 	return plan__object_question(in, out);
+}
+
+int prior__navigate(struct build *b, const struct clip_cand *c, struct answer *out)
+{
+	int i;
+
+	/* the candidates a truth would refuse are no key, so no part of the prior */
+	if (c->target < 0 || truth__structural(b->rec, c->target))
+		return 1;
+	if (c->nlegs < 1 || !isfinite(c->leg_yaw[0]))
+		return 1;
+	if (b->metric == METRIC_APPROX) {
+		out->dir = bev_dir_from_yaw(c->leg_yaw[0]);
+		out->dist_m = c->path_m;
+		return 0;
+	}
+	if (c->nlegs > 2)
+		return 1;
+	out->nlegs = c->nlegs;
+	for (i = 0; i < c->nlegs; i++) {
+		if (!isfinite(c->leg_yaw[i]))
+			return 1;
+		out->legs[i] = bev_dir_from_yaw(c->leg_yaw[i]);
+	}
+	return 0;
 }

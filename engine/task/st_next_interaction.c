@@ -60,9 +60,11 @@ int truth__next_interaction(struct build *b, struct truth *out)
 	for (i = 0; i < ev.n && i < 50; i++)
 		if (!best || llabs(ev.v[i].t_ns - b->event) < llabs(best->t_ns - b->event))
 			best = &ev.v[i];
-	if (best && best->action >= 0)
-		act = &b->rec->actions[best->action];
-	rc = truth__spatial(b, b->target, true, b->event, -1, NULL, &r);
+	/* the sampler's action: its verb, its hand, and where the object is then */
+	if (b->clip.action >= 0 && (size_t)b->clip.action < b->rec->nactions)
+		act = &b->rec->actions[b->clip.action];
+	rc = truth__spatial(b, b->target, true, b->clip.loc_t ? b->clip.loc_t : b->event, -1, NULL,
+			    &r);
 	if (!rc)
 		rc = write_events(b, &ev);
 	interactions_release(&ev);
@@ -77,9 +79,11 @@ int truth__next_interaction(struct build *b, struct truth *out)
 	}
 	if (rc)
 		return rc;
-	if (!best)
+	if (!act || !act->verb || !*act->verb)
 		return truth__reject(b, "no_interaction",
-				     "no interaction with the target near the event time");
+				     "no action names the target at the event time");
+	if (act->start_ns <= b->t && (!best || best->t_ns <= b->t))
+		return truth__reject(b, "premise", "the interaction began before T");
 	if (!r.has_yaw)
 		return truth__reject(b, "no_heading", "no yaw to the target");
 	yaw = (float)truth__rounded(r.yaw_deg, 2);
@@ -100,8 +104,7 @@ int truth__next_interaction(struct build *b, struct truth *out)
 	b->ans.dir = bev_dir_from_yaw(yaw);
 	rc = ans_set_text(b->ans.object, sizeof(b->ans.object), b->target_name);
 	if (!rc)
-		rc = ans_set_text(b->ans.verb, sizeof(b->ans.verb),
-				  act && act->verb && *act->verb ? act->verb : "pick up");
+		rc = ans_set_text(b->ans.verb, sizeof(b->ans.verb), act->verb);
 	if (rc)
 		return rc;
 	return truth__visible_context(b, b->target, -1, true);
@@ -125,4 +128,27 @@ int plan__next_interaction(const struct plan_in *in, struct plan_out *out)
 		return out->args ? 0 : ENG_ENOMEM;
 	}
 	return plan__object_question(in, out);
+}
+
+int prior__next_interaction(struct build *b, const struct clip_cand *c, struct answer *out)
+{
+	const struct rec_action *act = c->action >= 0 ? &b->rec->actions[c->action] : NULL;
+	char name[ANS_NAME_MAX];
+
+	/* the candidates a truth would refuse are no key, so no part of the prior */
+	if (c->target < 0 || truth__structural(b->rec, c->target))
+		return 1;
+	if (!isfinite(c->yaw_deg) || truth__name(b->rec, c->target, name, sizeof(name)))
+		return 1;
+	out->dir = bev_dir_from_yaw(c->yaw_deg);
+	ans_set_text(out->object, sizeof(out->object), name);
+	if (!act || !act->verb || !*act->verb)
+		return 1;
+	ans_set_text(out->verb, sizeof(out->verb), act->verb);
+	if (b->metric == METRIC_APPROX) {
+		out->vertical = disc_vertical(&b->p->qc.disc, c->dz_m);
+		out->dist_m = c->distance_m;
+		out->hand = act ? act->hand : REC_HAND_NONE;
+	}
+	return 0;
 }

@@ -14,23 +14,24 @@
 
 static const struct task_def tasks[SUBTASK_COUNT] = {
 	[SUBTASK_HEAD_TURN] = {
-		SUBTASK_HEAD_TURN, truth__head_turn, plan__head_turn,
+		SUBTASK_HEAD_TURN, truth__head_turn, prior__head_turn, plan__head_turn,
 		{ "a signed turn in degrees rounded to 5 (\"Turn left ~95 degrees\"), \"Keep facing forward\" below 15 degrees, \"Turn around\" above 165 degrees",
 		  "one of the 8 BEV directions (front, front-left, left, back-left, back, back-right, right, front-right)" } },
 	[SUBTASK_GAZE_TARGET] = {
-		SUBTASK_GAZE_TARGET, truth__gaze_target, plan__gaze_target,
+		SUBTASK_GAZE_TARGET, truth__gaze_target, prior__gaze_target, plan__gaze_target,
 		{ "the yaw to the object and its name (\"Look ~40 degrees to the left, at the kettle\")",
 		  "the object relative to a reference object visible at T (\"The kettle, left of the sink\")" } },
 	[SUBTASK_NAVIGATE] = {
-		SUBTASK_NAVIGATE, truth__navigate, plan__navigate,
+		SUBTASK_NAVIGATE, truth__navigate, prior__navigate, plan__navigate,
 		{ "the first leg's direction and the path length (\"Turn left and go forward ~3.2 m\")",
 		  "up to two legs, each relative to the heading after the previous one (\"First turn left and go forward, then go front-right\")" } },
 	[SUBTASK_NEXT_INTERACTION] = {
-		SUBTASK_NEXT_INTERACTION, truth__next_interaction, plan__next_interaction,
+		SUBTASK_NEXT_INTERACTION, truth__next_interaction, prior__next_interaction,
+		plan__next_interaction,
 		{ "direction, vertical part, distance, hand and verb (\"Front-left, down ~0.6 m, to pick up the cup\")",
 		  "direction and verb (\"Turn left to pick up the cup\")" } },
 	[SUBTASK_CHAIN] = {
-		SUBTASK_CHAIN, truth__chain, plan__chain,
+		SUBTASK_CHAIN, truth__chain, NULL, plan__chain,
 		{ NULL, "[[node ids],[edge letters]]" } },
 };
 

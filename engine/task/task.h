@@ -24,6 +24,8 @@
 
 struct build;   /* a QA being built (truth_int.h) */
 struct truth;
+struct clip_cand;
+struct answer;
 
 /* What the local planner knows when it chooses its next step. */
 struct plan_in {
@@ -62,6 +64,8 @@ struct task_def {
 	enum subtask subtask;
 	/* the truth of a QA (truth.c calls it after the clip check); 0 or an error */
 	int (*truth)(struct build *b, struct truth *out);
+	/* the answer a candidate of the group would have, for the negatives' prior (NULL: none) */
+	int (*prior)(struct build *b, const struct clip_cand *c, struct answer *out);
 	/* the local brain's next step; 0 or an error */
 	int (*plan)(const struct plan_in *in, struct plan_out *out);
 	/* the answer form of each metric, for the prompts (NULL: no such metric) */

@@ -16,6 +16,8 @@
 #include "buf.h"
 #include "err.h"
 #include "hash.h"
+#include "jsonfile.h"
+#include "scene.h"
 #include "truth_int.h"
 
 void truth_defaults(struct truth_params *p)
@@ -65,6 +67,28 @@ int truth__name(const struct recording *rec, long idx, char *out, size_t size)
 	if (idx < 0)
 		return ENG_EINVAL;
 	return ans_object_name(rec, (size_t)idx, out, size);
+}
+
+int64_t truth__seen_between(struct build *b, long obj, int64_t from, int64_t to)
+{
+	const struct recording *rec = b->rec;
+	struct visibility_view v;
+	struct scene *s;
+	size_t i;
+
+	if (scene_get(b->ctx, &s))
+		return from ? from : 1;
+	i = time_floor_index(rec->traj, rec->ntraj, sizeof(*rec->traj), from - 1);
+	i = i == SIZE_MAX ? 0 : i + 1;
+	for (; i < rec->ntraj && rec->traj[i].t_ns <= to; i++) {
+		int64_t t = rec->traj[i].t_ns;
+
+		if (visibility_view_at(s, rec, t, VISIBILITY_MAX_RANGE_M, &v))
+			return t ? t : 1;
+		if (visibility_test(s, &v, (size_t)obj, false, NULL) == VIS_VISIBLE)
+			return t ? t : 1;
+	}
+	return 0;
 }
 
 bool truth__structural(const struct recording *rec, long i)
@@ -149,25 +173,24 @@ int truth__visible_context(struct build *b, long except, long except2, bool gras
 			return tool_error("visible_objects", rc);
 		b->have_vis = true;
 	}
-	b->qctx.objects = b->objs;
-	b->qctx.object_yaws = b->yaws;
+	b->qctx.refs = b->refs;
+	b->qctx.nrefs = 0;
 	for (i = 0; i < b->vis.nvisible; i++) {
 		const struct visible_object *o = &b->vis.visible[i];
 		long idx = (long)o->obj;
-		size_t k = b->qctx.nobjects;
+		size_t k = b->qctx.nrefs;
 
 		/* the tool lists the first 50, nearest first */
 		if (i >= 50)
 			break;
-		if (idx == except || idx == except2 || k >= ARRAY_SIZE(b->objs))
+		if (idx == except || idx == except2 || k >= ARRAY_SIZE(b->refs))
 			continue;
 		if (truth__structural(b->rec, idx) || (grasp && !truth__graspable(b->rec, idx)))
 			continue;
-		if (truth__name(b->rec, idx, b->objbuf[k], sizeof(b->objbuf[k])))
+		if (truth__name(b->rec, idx, b->refbuf[k], sizeof(b->refbuf[k])))
 			continue;
-		b->objs[k] = b->objbuf[k];
-		b->yaws[k] = o->has_yaw ? (float)truth__rounded(o->yaw_deg, 2) : NAN;
-		b->qctx.nobjects++;
+		b->refs[k] = b->refbuf[k];
+		b->qctx.nrefs++;
 	}
 	j = cJSON_CreateObject();
 	if (!j)
@@ -204,7 +227,9 @@ static int check_clip(struct build *b, int k)
 	a.t0 = b->t;
 	a.t1 = b->t;
 	a.window_s = b->p->window_s;
-	a.k = k >= CLIPS_K_MIN && k <= CLIPS_K_MAX ? k : 0;
+	/* chains: the one window of T (one K per clip time), whatever K the brain asks */
+	a.k = 0;
+	(void)k;
 	rc = clips_sample(b->ctx, &a, &r);
 	if (rc == ENG_EINVAL) {
 		char detail[512];
@@ -226,17 +251,34 @@ static int check_clip(struct build *b, int k)
 	return rc;
 }
 
+int truth_frame_times(int64_t t, const struct truth_params *p, int64_t *out)
+{
+	int64_t w = (int64_t)llround(p->window_s * TRUTH_NS_PER_S);
+	int i, n = p->frames < 2 ? 2 : p->frames;
+
+	for (i = 0; i < n; i++)
+		/* NOLINTNEXTLINE(bugprone-integer-division): whole nanoseconds are meant */
+		out[i] = t - w + w * i / (n - 1);
+	return n;
+}
+
 static char *frames_json(int64_t t, const struct truth_params *p, int64_t *start)
 {
 	cJSON *a = cJSON_CreateArray();
-	int64_t w = (int64_t)llround(p->window_s * TRUTH_NS_PER_S);
-	int i, n = p->frames < 2 ? 2 : p->frames;
+	int64_t *ft = malloc((size_t)(p->frames < 2 ? 2 : p->frames) * sizeof(*ft));
+	int i, n;
 	char *s;
 
-	*start = t - w;
+	*start = t - (int64_t)llround(p->window_s * TRUTH_NS_PER_S);
+	if (!a || !ft) {
+		cJSON_Delete(a);
+		free(ft);
+		return NULL;
+	}
+	n = truth_frame_times(t, p, ft);
 	for (i = 0; i < n; i++)
-		/* NOLINTNEXTLINE(bugprone-integer-division): whole nanoseconds are meant */
-		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)(t - w + w * i / (n - 1))));
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)ft[i]));
+	free(ft);
 	s = cJSON_PrintUnformatted(a);
 	cJSON_Delete(a);
 	return s;
@@ -280,13 +322,7 @@ static const char *arg_str(const cJSON *args, const char *key)
 /* A time of the submit_qa arguments (a JSON number or its text), 0 when absent. */
 static int64_t arg_time(const cJSON *args, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
-
-	if (cJSON_IsNumber(v))
-		return (int64_t)llround(v->valuedouble);
-	if ((cJSON_IsRaw(v) || cJSON_IsString(v)) && v->valuestring)
-		return strtoll(v->valuestring, NULL, 10);
-	return 0;
+	return jsonfile_get_time(args, key, 0);
 }
 
 /* The disagreement note when the brain's stated answer differs from the truth. */
@@ -312,6 +348,45 @@ static void compare_statement(struct build *b, struct truth *out)
 	buf_release(&t);
 }
 
+/*
+ * The prior of the negatives: the answers the group's first candidates (in
+ * the sampler's balanced order) would have, so that distractors are drawn
+ * from the distribution the keys come from.
+ */
+static int build_prior(struct build *b)
+{
+	const struct task_def *task = task_get(b->subtask);
+	struct clips_args a;
+	struct clips_result r;
+	size_t i;
+	int rc;
+
+	b->qctx.prior = b->prior;
+	b->qctx.nprior = 0;
+	if (!task->prior)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.subtask = b->subtask;
+	a.metric = b->metric;
+	a.count = TRUTH_PRIOR_MAX;
+	a.target = -1;
+	a.t0 = INT64_MIN;
+	a.t1 = INT64_MAX;
+	a.window_s = b->p->window_s;
+	rc = clips_sample(b->ctx, &a, &r);
+	if (rc)
+		return rc == ENG_EINVAL ? 0 : rc;
+	for (i = 0; i < r.n && b->qctx.nprior < TRUTH_PRIOR_MAX; i++) {
+		struct answer *x = &b->prior[b->qctx.nprior];
+
+		ans_init(x, b->ans.kind);
+		if (task->prior(b, clips_get(&r, i), x) || ans_normalise(x, &b->p->qc.disc))
+			continue;
+		b->qctx.nprior++;
+	}
+	return 0;
+}
+
 /* The options of a multiple-choice QA: negatives, text QC, shuffle. */
 static int finish_mc(struct build *b, struct truth *out)
 {
@@ -324,6 +399,9 @@ static int finish_mc(struct build *b, struct truth *out)
 	rc = ans_normalise(&b->ans, &b->p->qc.disc);
 	if (rc)
 		return truth__reject(b, "bad_truth", "%s", err_msg());
+	rc = build_prior(b);
+	if (rc)
+		return rc;
 	d = cJSON_GetObjectItemCaseSensitive(b->args, "distractors");
 	b->qctx.proposals = props;
 	cJSON_ArrayForEach(it, d)
@@ -411,7 +489,7 @@ static void add_camera(struct build *b)
 	cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[0]));
 	cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[1]));
 	cJSON_AddItemToArray(pos, cJSON_CreateNumber(cam.t[2]));
-	cJSON_AddNumberToObject(c, "heading_deg", heading * POSE_RAD2DEG);
+	cJSON_AddNumberToObject(c, "heading_deg", (double)heading * POSE_RAD2DEG);
 }
 
 /* The clip check, the id and the clip fields of out. */
@@ -493,12 +571,12 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 	if (rc)
 		goto out;
 	task = task_get(b->subtask);
+	ENG_ASSERT(task && task->subtask == b->subtask);
+	ENG_ASSERT(b->subtask == SUBTASK_CHAIN || b->target >= 0);
 	rc = task->truth(b, out);
 	if (rc)
 		goto out;
 	if (b->subtask != SUBTASK_CHAIN) {
-		if (b->qctx.nobjects == 0 && b->subtask == SUBTASK_GAZE_TARGET)
-			rc = truth__visible_context(b, b->target, -1, false);
 		if (!rc)
 			rc = finish_mc(b, out);
 		if (rc)
@@ -523,5 +601,89 @@ out:
 		truth_release(out);
 		snprintf(code, code_size, "%s", keep);
 	}
+	return rc;
+}
+
+/* Swaps items i and j of the array at key of obj (no-op when absent). */
+static void swap_items(cJSON *obj, const char *key, int i, int j)
+{
+	cJSON *arr = obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+	cJSON *a, *b, *ca, *cb;
+
+	if (!cJSON_IsArray(arr) || i == j)
+		return;
+	a = cJSON_GetArrayItem(arr, i);
+	b = cJSON_GetArrayItem(arr, j);
+	if (!a || !b)
+		return;
+	ca = cJSON_Duplicate(a, 1);
+	cb = cJSON_Duplicate(b, 1);
+	if (!ca || !cb) {
+		cJSON_Delete(ca);
+		cJSON_Delete(cb);
+		return;
+	}
+	cJSON_ReplaceItemInArray(arr, i, cb);
+	cJSON_ReplaceItemInArray(arr, j, ca);
+}
+
+int truth_place_key(struct truth *t, int pos)
+{
+	cJSON *opts = NULL, *qc = NULL;
+	char *o2 = NULL, *q2 = NULL, letter[2];
+	int n, rc = 0;
+
+	if (t->answer_index < 0 || pos == t->answer_index)
+		return 0;
+	opts = cJSON_Parse(t->options_json);
+	qc = t->qc_json ? cJSON_Parse(t->qc_json) : NULL;
+	n = cJSON_GetArraySize(opts);
+	if (!cJSON_IsArray(opts) || t->answer_index >= n) {
+		rc = err_set(ENG_EPARSE, "qa %s: options are not an array holding the key", t->id);
+		goto out;
+	}
+	if (pos < 0 || pos >= n)
+		goto out;
+	{
+		/* options_json is the array itself */
+		cJSON *holder = cJSON_CreateObject();
+
+		if (!holder) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		cJSON_AddItemToObject(holder, "a", opts);
+		swap_items(holder, "a", t->answer_index, pos);
+		opts = cJSON_DetachItemFromObject(holder, "a");
+		cJSON_Delete(holder);
+	}
+	swap_items(qc, "options", t->answer_index, pos);
+	swap_items(qc, "structured", t->answer_index, pos);
+	letter[0] = (char)('A' + pos);
+	letter[1] = '\0';
+	if (qc) {
+		cJSON_ReplaceItemInObject(qc, "answer_index", cJSON_CreateNumber(pos));
+		cJSON_ReplaceItemInObject(qc, "answer_letter", cJSON_CreateString(letter));
+		q2 = cJSON_PrintUnformatted(qc);
+	}
+	o2 = cJSON_PrintUnformatted(opts);
+	if (!o2 || (qc && !q2)) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	free(t->options_json);
+	t->options_json = o2;
+	o2 = NULL;
+	if (q2) {
+		free(t->qc_json);
+		t->qc_json = q2;
+		q2 = NULL;
+	}
+	t->answer_index = pos;
+out:
+	free(o2);
+	free(q2);
+	cJSON_Delete(opts);
+	cJSON_Delete(qc);
 	return rc;
 }

@@ -32,6 +32,14 @@ struct truth_params {
 /* Fills p with the defaults of docs/design.md. Can't fail. */
 void truth_defaults(struct truth_params *p);
 
+/*
+ * The frame times of the clip ending at t: n = max(p->frames, 2) times
+ * evenly spaced over [t - W, t] (W = p->window_s in whole ns), the i-th
+ * t - W + W * i / (n - 1) in integer ns, written to out[0..n) (out holds
+ * at least n). Returns n. Can't fail. A QA's frames_json holds these.
+ */
+int truth_frame_times(int64_t t, const struct truth_params *p, int64_t *out);
+
 /* One assembled QA (strings owned, freed by truth_release). */
 struct truth {
 	char id[HASH_HEX_LEN + 1]; /* stable id: hash of recording, sub-task, metric, T, target */
@@ -64,5 +72,14 @@ void truth_release(struct truth *t);
 int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 		const struct truth_params *p, struct truth *out, char *code,
 		size_t code_size);
+
+/*
+ * Moves the key of a multiple-choice QA to option `pos` by swapping it with
+ * the option there (in options_json, qc_json's copies, answer_index and
+ * answer_letter), so that a run can spread keys evenly over the letters of
+ * each group. Chains and positions out of range are left as they are.
+ * Returns 0, ENG_EPARSE (the stored JSON is not the engine's) or ENG_ENOMEM.
+ */
+int truth_place_key(struct truth *t, int pos);
 
 #endif /* TRUTH_H */

@@ -25,7 +25,8 @@
 #include "visibility.h"
 
 #define TRUTH_NS_PER_S 1000000000.0
-#define TRUTH_MAX_OBJECTS 64  /* other objects offered as negatives */
+#define TRUTH_MAX_OBJECTS 64  /* reference objects offered to gaze/relative negatives */
+#define TRUTH_PRIOR_MAX 256   /* candidates of the group whose answers are the prior */
 
 struct build {
 	struct tool_ctx *ctx;
@@ -41,10 +42,10 @@ struct build {
 	struct answer ans;        /* the truth */
 	cJSON *gt;                /* ground truth document (owned) */
 	struct qc_context qctx;   /* material for negatives */
-	const char *objs[TRUTH_MAX_OBJECTS];
-	char objbuf[TRUTH_MAX_OBJECTS][ANS_NAME_MAX];
-	float yaws[TRUTH_MAX_OBJECTS];
-	float lengths[8];
+	const char *refs[TRUTH_MAX_OBJECTS]; /* visible objects at T, named */
+	char refbuf[TRUTH_MAX_OBJECTS][ANS_NAME_MAX];
+	enum ans_rel ref_rels[TRUTH_MAX_OBJECTS]; /* gaze relative: the target's relation to each */
+	struct answer prior[TRUTH_PRIOR_MAX]; /* the group's candidates' answers */
 	struct visible_result vis; /* what visible_context saw (owned) */
 	bool have_vis;
 	char *code;               /* the reason code of a rejection */
@@ -75,6 +76,13 @@ int truth__spatial(struct build *b, long obj, bool has_t2, int64_t t2, long ref,
  */
 int truth__visible_context(struct build *b, long except, long except2, bool grasp);
 
+/*
+ * The first trajectory sample in [from, to] at which object obj is visible
+ * (the visibility predicate of docs/design.md at the camera's own rate),
+ * or 0 when it is visible at none. Errors of the scene count as visible.
+ */
+int64_t truth__seen_between(struct build *b, long obj, int64_t from, int64_t to);
+
 /* Walls, floors and ceilings: longer than 2.5 m and thinner than 0.15 m. */
 bool truth__structural(const struct recording *rec, long i);
 
@@ -93,6 +101,17 @@ int truth__gaze_target(struct build *b, struct truth *out);
 int truth__navigate(struct build *b, struct truth *out);
 int truth__next_interaction(struct build *b, struct truth *out);
 int truth__chain(struct build *b, struct truth *out);
+
+/*
+ * The sub-tasks' prior functions (st_*.c): the answer a candidate of the
+ * group would have, from the sampler's facts alone (no truth check), for
+ * the prior the distractors are drawn from. Return 0, or nonzero to skip
+ * the candidate.
+ */
+int prior__head_turn(struct build *b, const struct clip_cand *c, struct answer *out);
+int prior__gaze_target(struct build *b, const struct clip_cand *c, struct answer *out);
+int prior__navigate(struct build *b, const struct clip_cand *c, struct answer *out);
+int prior__next_interaction(struct build *b, const struct clip_cand *c, struct answer *out);
 
 /* The sub-tasks' local plans (st_*.c). */
 int plan__head_turn(const struct plan_in *in, struct plan_out *out);

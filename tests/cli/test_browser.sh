@@ -1,53 +1,50 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The review page in a real browser: headless Chromium (Debian chromium,
-# driven by playwright-core from npm) approves an item with the keyboard,
-# answers one blind and rejects one; then the database is checked with
-# sqlite3. Skipped, with a message, only when Chromium cannot be installed.
+# The review page in a real browser: headless Chromium, driven through
+# WebDriver by Debian's python3-selenium and chromedriver (all Debian 12
+# packages, no npm), approves an item with the keyboard, answers one blind,
+# rejects one with a reason, checks hostile names stay text, and times
+# approve-to-next over a store of 100,000 QAs; then the database is checked
+# with sqlite3. Skipped, with the reason, only when the packages cannot be
+# installed at all; a version mismatch that can be installed is a failure.
 . tests/cli/lib.sh
 
 BROWSER_DIR=tests/browser
 : "${PROXIMA_BUILD:=$(pwd)/build}"
+: "${BROWSER_BULK:=100000}"
 FIXTURE_BIN="$PROXIMA_BUILD/tests/test_review"
+PY=/usr/bin/python3
 
-# playwright drives /usr/bin/chromium itself; chromium-driver comes along for WebDriver users
-sh scripts/setup.sh chromium chromium-driver >"$TMP/setup.log" 2>&1
-if [ ! -x /usr/bin/chromium ]; then
-	echo "# skip: Chromium cannot be installed here, so the browser test does not run:"
+if ! sh scripts/setup.sh chromium chromium-driver python3-selenium >"$TMP/setup.log" 2>&1; then
+	echo "# skip: chromium, chromium-driver and python3-selenium cannot be installed here,"
+	echo "# so the browser test does not run:"
 	sed 's/^/#   /' "$TMP/setup.log"
 	done_testing
 	exit 0
 fi
-ok "chromium is installed"
-
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-	sh scripts/setup.sh nodejs npm >"$TMP/setup-node.log" 2>&1
-fi
-if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
-	ok "node and npm are installed"
+for f in /usr/bin/chromium /usr/bin/chromedriver "$PY"; do
+	if [ -x "$f" ]; then ok "$f is installed"; else not_ok "$f is installed"; fi
+done
+chromium_v=$(/usr/bin/chromium --version 2>/dev/null | sed -n 's/^Chromium \([0-9.]*\).*/\1/p')
+driver_v=$(/usr/bin/chromedriver --version 2>/dev/null | sed -n 's/^ChromeDriver \([0-9.]*\).*/\1/p')
+selenium_v=$("$PY" -c 'import selenium; print(selenium.__version__)' 2>/dev/null)
+echo "# versions: Chromium ${chromium_v:-?}, ChromeDriver ${driver_v:-?}, python3-selenium ${selenium_v:-?}, $("$PY" --version 2>&1); no Node.js"
+# chromedriver drives only the Chromium of its own major version
+if [ -n "$chromium_v" ] && [ "${chromium_v%%.*}" = "${driver_v%%.*}" ]; then
+	ok "chromedriver $driver_v matches chromium $chromium_v"
 else
-	not_ok "node and npm are installed"
-	done_testing
-	exit 0
+	not_ok "chromedriver '$driver_v' matches chromium '$chromium_v' (install both from the same Debian release)"
 fi
+# python3-selenium 4 speaks W3C WebDriver (Debian 12 ships 4.8.3)
+case "$selenium_v" in
+[4-9].*) ok "python3-selenium $selenium_v is 4 or later" ;;
+*) not_ok "python3-selenium '$selenium_v' is 4 or later" ;;
+esac
 
-# playwright-core into tests/browser/node_modules (gitignored), from the lock file
-want=$(sed -n 's/.*"playwright-core": "\([0-9.]*\)".*/\1/p' "$BROWSER_DIR/package.json" | head -n 1)
-have=$(cd "$BROWSER_DIR" && node -p "require('playwright-core/package.json').version" 2>/dev/null)
-if [ "$have" != "$want" ]; then
-	(cd "$BROWSER_DIR" && { npm ci --no-audit --no-fund --loglevel=error ||
-		npm install --no-audit --no-fund --loglevel=error; }) >"$TMP/npm.log" 2>&1
-	have=$(cd "$BROWSER_DIR" && node -p "require('playwright-core/package.json').version" 2>/dev/null)
-fi
-if [ "$have" = "$want" ]; then ok "playwright-core $want is installed"; else
-	not_ok "playwright-core $want is installed (have '$have')"; sed 's/^/# /' "$TMP/npm.log" | tail -n 10
-	done_testing
-	exit 0
-fi
-
-# a store made with the store functions (test_review --fixture)
+# a store made with the store functions (test_review --fixture), with bulk
+# QAs in rec_zbulk so that approve-to-next is timed at scale
 mkdir -p "$TMP/fx"
-expect_status 0 "the fixture store is built" "$FIXTURE_BIN" --fixture "$TMP/fx" 5
+expect_status 0 "the fixture store is built ($BROWSER_BULK bulk QAs)" "$FIXTURE_BIN" --fixture "$TMP/fx" "$BROWSER_BULK"
 DB="$TMP/fx/r.db"
 # a real clip when ffmpeg is there (scripts/setup.sh installs it): rec_video's
 # device clock starts the video at 1 s, and item 1's clip is [2 s, 10 s]
@@ -72,18 +69,21 @@ while [ $i -lt 100 ] && [ -z "$url" ]; do
 done
 expect_match '^http://127\.0\.0\.1:[0-9]+/$' "$url" "serve prints its URL"
 
-(cd "$BROWSER_DIR" && node review_browser.js "$url" $video_arg) >"$TMP/browser.log" 2>&1
+ADVANCE=20
+"$PY" "$BROWSER_DIR/review_browser.py" "$url" $video_arg --advance $ADVANCE >"$TMP/browser.log" 2>&1
 lines=0
 while IFS= read -r line; do
 	case "$line" in
 	"ok - "*) ok "browser: ${line#ok - }"; lines=$((lines + 1)) ;;
 	"not ok - "*) not_ok "browser: ${line#not ok - }"; lines=$((lines + 1)) ;;
+	"browser: "* | "timing: "*) echo "# $line" ;;
 	esac
 done <"$TMP/browser.log"
 [ "$lines" -gt 0 ] || { not_ok "the browser script ran"; sed 's/^/# /' "$TMP/browser.log" | tail -n 20; }
 approved=$(sed -n 's/^approved=//p' "$TMP/browser.log")
 answered=$(sed -n 's/^answered=//p' "$TMP/browser.log")
 rejected=$(sed -n 's/^rejected=//p' "$TMP/browser.log")
+bulk=$(sed -n 's/^bulk_approved=//p' "$TMP/browser.log")
 
 kill -TERM "$srv" 2>/dev/null
 wait "$srv"
@@ -108,7 +108,13 @@ expect_match '^rejected\|reject\|the kettle is hidden$' \
 	"db: the typed reason is stored with the rejection"
 expect_match '^0$' "$(q "SELECT count(*) FROM reviews WHERE qa_id = 'a000000000000005'")" \
 	"db: looking at an item writes nothing"
-expect_match '^5$' "$(q "SELECT count(*) FROM reviews")" \
-	"db: 3 reviews from the page besides the fixture's 2"
+expect_match "^$ADVANCE\$" "$bulk" "the page approved $ADVANCE bulk items"
+# the bulk items are approved in review order: c000000000000000, ..01, ...
+first_bulk=$(q "SELECT group_concat(id) FROM (SELECT id FROM qa WHERE recording_id = 'rec_zbulk' ORDER BY t_ns, id LIMIT $ADVANCE)")
+expect_match "^$ADVANCE\|$ADVANCE\|$first_bulk\$" \
+	"$(q "SELECT count(*), sum(q.status = 'approved'), group_concat(q.id) FROM (SELECT * FROM reviews ORDER BY id) r JOIN qa q ON q.id = r.qa_id WHERE q.recording_id = 'rec_zbulk'")" \
+	"db: the $ADVANCE bulk approvals are the first $ADVANCE bulk items, in order, each approved once"
+expect_match "^$((5 + ADVANCE))\$" "$(q "SELECT count(*) FROM reviews")" \
+	"db: $((3 + ADVANCE)) reviews from the page besides the fixture's 2"
 
 done_testing

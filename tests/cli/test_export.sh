@@ -137,8 +137,10 @@ expect_match '"no_video":[[:space:]]+"video .*video\.mp4. cannot be read"' "$(ca
 expect_match '"frame_times_ns":\[1000000000,1166666667,1333333333,1500000000\]' "$(cat "$TMP/nv/records.jsonl")" "4 frame times uniform over the clip"
 
 printf 'not a video' >"$TMP/rec/video.mp4"
-expect_status 1 "export --frames with a missing ffmpeg" "$PROXIMA" export --db "$TMP/s.db" --format jsonl -o "$TMP/nf" --frames 2 --tasks intention.head_turn/relative --ffmpeg "$TMP/no/ffmpeg"
-expect_match "cannot run '$TMP/no/ffmpeg'.*install ffmpeg" "$ERR" "missing ffmpeg is a clear error"
+expect_status 0 "export --frames with a broken video" "$PROXIMA" export --db "$TMP/s.db" --format jsonl -o "$TMP/nf" --frames 2 --tasks intention.head_turn/relative --ffmpeg "$TMP/no/ffmpeg"
+expect_match "ffmpeg is no longer used" "$ERR" "--ffmpeg is ignored, with a warning"
+expect_match 'no usable video' "$ERR" "the broken video is reported"
+expect_match '"no_video":[[:space:]]+"[^"]*video\.mp4: cannot open the video' "$(cat "$TMP/nf/manifest.json")" "manifest names the broken file"
 
 if command -v ffmpeg >/dev/null 2>&1; then
 	# luminance 16 + 16 N at frame N (10 fps); the clip is 1.0 s to 1.5 s and the

@@ -11,7 +11,7 @@ CC=${CC:-cc}
 FLAGS="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 -Wwrite-strings -Wvla -Wcast-qual -Wundef -Wno-unused-parameter -Werror \
 -D_GNU_SOURCE $(make -s --no-print-directory print-inc)"
-LIBS="-lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp"
+LIBS="$(make -s --no-print-directory print-libs)"
 
 if command -v clang >/dev/null 2>&1; then
 	for f in tests/fuzz/fuzz_*.c; do

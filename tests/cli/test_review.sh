@@ -11,6 +11,11 @@ mkdir -p "$TMP/fx"
 	{ not_ok "the fixture store is built"; cat "$TMP/fx.err"; done_testing; exit 0; }
 DB="$TMP/fx/r.db"
 q() { sqlite3 -batch -noheader "$DB" "$1"; }
+# the serve checks talk HTTP with the curl program, which a plain Debian 12
+# does not have (build-essential brings only the library's dependencies)
+command -v curl >/dev/null 2>&1 || sh scripts/setup.sh curl >"$TMP/setup.log" 2>&1
+if command -v curl >/dev/null 2>&1; then ok "curl is installed"; else
+	not_ok "curl is installed"; sed 's/^/# /' "$TMP/setup.log"; fi
 
 # ---- usage
 expect_status 2 "no subcommand is a usage error" "$PROXIMA" review
@@ -93,9 +98,41 @@ expect_match '^carol\|2 dave\|4$' \
 expect_status 1 "an answer past the options fails" "$PROXIMA" review answer a000000000000007 --db "$DB" --option H
 expect_status 2 "a bad option is a usage error" "$PROXIMA" review answer a000000000000007 --db "$DB" --option "A1"
 
-# ---- stats see what was written: 2 fixture reviews + 7 above
+# ---- two reviewers: each verdict counts; a disagreement waits for an adjudication
+C1=c000000000000000
+expect_status 0 "ana approves" "$PROXIMA" review approve $C1 --db "$DB" --reviewer ana
+expect_match "status approved" "$OUT" "approve says the status"
+expect_status 0 "bob rejects" "$PROXIMA" review reject $C1 --db "$DB" --reviewer bob --reason "wrong turn"
+expect_match "status conflict" "$OUT" "a disagreement is a conflict"
+expect_match '^conflict$' "$(q "SELECT status FROM qa WHERE id = '$C1'")" "db: ana's approval was not overwritten"
+expect_status 0 "list the conflicts" "$PROXIMA" review list --db "$DB" --status conflict
+expect_match '^1 of 1 QAs$' "$OUT" "one conflict"
+expect_status 0 "show the conflict" "$PROXIMA" review show $C1 --db "$DB"
+expect_match '^verdicts: +ana approve, bob reject$' "$OUT" "show lists each reviewer's verdict"
+expect_status 2 "adjudicate needs a decision" "$PROXIMA" review adjudicate $C1 --db "$DB"
+expect_status 2 "adjudicate refuses other decisions" "$PROXIMA" review adjudicate $C1 --db "$DB" --decision flag
+expect_status 2 "an adjudicated rejection needs a reason" "$PROXIMA" review adjudicate $C1 --db "$DB" --decision reject
+expect_status 0 "adjudicate" "$PROXIMA" review adjudicate $C1 --db "$DB" --reviewer lead --decision approve
+expect_match "status approved" "$OUT" "the adjudication settles it"
+expect_match '^approved\|1\|lead$' \
+	"$(q "SELECT q.status, r.adjudication, r.reviewer FROM qa q JOIN reviews r ON r.qa_id = q.id WHERE q.id = '$C1' ORDER BY r.id DESC LIMIT 1")" \
+	"db: the adjudication is marked and decides"
+expect_status 0 "show after adjudication" "$PROXIMA" review show $C1 --db "$DB"
+expect_match '^adjudged: +approve by lead$' "$OUT" "show names the adjudication"
+
+# export follows the derived status: a conflict stays out until it is settled
+C2=c000000000000001
+"$PROXIMA" review approve $C2 --db "$DB" --reviewer ana >/dev/null
+"$PROXIMA" review reject $C2 --db "$DB" --reviewer bob --reason "no" >/dev/null
+expect_status 0 "export the reviewed set" "$PROXIMA" export --db "$DB" --format jsonl -o "$TMP/exp"
+expect_match "\"$C1\"" "$(cat "$TMP/exp/records.jsonl")" "export holds the adjudicated item"
+if grep -q "\"$C2\"" "$TMP/exp/records.jsonl"; then not_ok "export leaves the conflict out"; else ok "export leaves the conflict out"; fi
+expect_status 0 "export the conflicts" "$PROXIMA" export --db "$DB" --format jsonl -o "$TMP/exp2" --status conflict
+expect_match "^1\$" "$(grep -c '"id"' "$TMP/exp2/records.jsonl")" "--status conflict exports the one conflict"
+
+# ---- stats see what was written: 2 fixture reviews + 7 above + 5 here
 expect_status 0 "stats" "$PROXIMA" stats --db "$DB"
-expect_match '^reviews: 9,' "$OUT" "stats count every review"
+expect_match '^reviews: 14,' "$OUT" "stats count every review"
 
 # ---- serve: --port 0 prints a free port; SIGTERM stops it
 "$PROXIMA" review serve --db "$DB" --port 0 --reviewer erin >"$TMP/serve.log" 2>&1 &
@@ -135,8 +172,41 @@ wait "$srv"
 rc=$?
 if [ "$rc" -eq 0 ]; then ok "serve exits 0 on SIGINT"; else not_ok "serve exits 0 on SIGINT (exit $rc)"; fi
 expect_status 1 "serve on a missing store fails" "$PROXIMA" review serve --db "$TMP/none.db" --port 0
-expect_status 1 "serve on a bad address fails" "$PROXIMA" review serve --db "$DB" --bind example.org --port 0
+expect_status 2 "serve on a host name is a usage error" "$PROXIMA" review serve --db "$DB" --bind example.org --port 0
 expect_match "numeric" "$ERR" "and says the address must be numeric"
+expect_status 2 "--bind localhost is a usage error" "$PROXIMA" review serve --db "$DB" --bind localhost --port 0
+expect_match "not 'localhost' \(127\.0\.0\.1 or ::1" "$ERR" "and says what to use"
+
+# ---- off loopback: a warning, an access link, a cookie, the Host allow-list
+# (bound to every interface, reached only through 127.0.0.1 here)
+"$PROXIMA" review serve --db "$DB" --port 0 --bind 0.0.0.0 --allow-host review.lab --reviewer far \
+	>"$TMP/serve3.log" 2>"$TMP/serve3.err" &
+srv=$!
+link=""
+i=0
+while [ $i -lt 100 ] && [ -z "$link" ]; do
+	link=$(grep -o 'http://[^ ]*/access/[0-9a-f]*' "$TMP/serve3.log" | head -n 1)
+	[ -n "$link" ] || sleep 0.1
+	i=$((i + 1))
+done
+expect_match '^http://[^/]+:[0-9]+/access/[0-9a-f]{32}$' "$link" "serve on 0.0.0.0 prints an access link"
+expect_match '^warning: review serve: bound to 0\.0\.0\.0, not loopback' "$(cat "$TMP/serve3.err")" \
+	"and warns that it is reachable from other machines"
+case "$link" in *0.0.0.0*) not_ok "the link does not name 0.0.0.0" ;; *) ok "the link does not name 0.0.0.0" ;; esac
+port=$(printf '%s' "$link" | sed -n 's|^http://.*:\([0-9]*\)/access/.*|\1|p')
+secret=${link##*/}
+base="http://127.0.0.1:$port"
+expect_match '^403$' "$(curl -s -o /dev/null -w '%{http_code}' "$base/api/session")" "without the link nothing is served"
+expect_match '^303 .*proxima_access='"$secret"'; Path=/; HttpOnly; SameSite=Lax' \
+	"$(curl -s -o /dev/null -D - "$base/access/$secret" | tr -d '\r' | awk '/^HTTP/{c=$2} /^Set-Cookie/{s=$0} END{print c " " s}')" \
+	"the link answers 303 with the access cookie"
+expect_match '"reviewer":"far"' "$(curl -s -b "proxima_access=$secret" "$base/api/session")" "with the cookie the page works"
+expect_match '^403$' "$(curl -s -o /dev/null -w '%{http_code}' -b "proxima_access=$secret" -H 'Host: attacker.example' "$base/api/session")" \
+	"a foreign Host is refused even with the cookie"
+expect_match '^200$' "$(curl -s -o /dev/null -w '%{http_code}' -b "proxima_access=$secret" -H "Host: review.lab:$port" "$base/api/session")" \
+	"an --allow-host name is answered"
+kill -TERM "$srv"
+wait "$srv"
 expect_status 2 "serve with a bad port is a usage error" "$PROXIMA" review serve --db "$DB" --port 99999
 
 done_testing

@@ -198,7 +198,8 @@ for order in "a b u" "u b a"; do
 	out="$TMP/p$1.db"
 	expect_status 0 "merge $order" "$PROXIMA" merge --db "$out" "$TMP/$1.db" "$TMP/$2.db" "$TMP/$3.db"
 	s=$(q "$out" "select status from qa where id = '$x'")
-	[ "$s" = rejected ] && ok "$order: the later rejection wins" || not_ok "$order: the QA is '$s'"
+	# ana's approval and cy's rejection are both verdicts: a conflict, not the later one winning
+	[ "$s" = conflict ] && ok "$order: the two reviewers' disagreement is a conflict" || not_ok "$order: the QA is '$s'"
 	s=$(q "$out" "select group_concat(reviewer || ':' || decision, ',') from (select * from reviews where qa_id = '$x' order by decided_at)")
 	[ "$s" = "ana:approve,cy:reject" ] && ok "$order: both reviews of it are kept" ||
 		not_ok "$order: its reviews are '$s'"
@@ -212,9 +213,9 @@ expect_status 1 "merge into a new store with a missing input" "$PROXIMA" merge -
 	"$TMP/nowhere.db"
 [ -e "$TMP/none.db" ] && not_ok "a failed merge created its output" || ok "a failed merge creates no output"
 sqlite3 "$TMP/a.db" ".backup '$TMP/newer.db'"
-sqlite3 "$TMP/newer.db" "PRAGMA user_version = 2"
+sqlite3 "$TMP/newer.db" "PRAGMA user_version = 3"
 expect_status 1 "merge a store of a newer schema" "$PROXIMA" merge --db "$TMP/m.db" "$TMP/newer.db"
-expect_match "'$TMP/newer.db': schema version 2 is newer than version 1" "$ERR" "the newer input is named"
+expect_match "'$TMP/newer.db': schema version 3 is newer than version 2" "$ERR" "the newer input is named"
 printf 'not a database\n' >"$TMP/junk.db"
 expect_status 1 "merge a file that is no database" "$PROXIMA" merge --db "$TMP/m.db" "$TMP/junk.db"
 expect_match "'$TMP/junk.db'" "$ERR" "the junk input is named"

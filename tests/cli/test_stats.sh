@@ -29,11 +29,11 @@ fi
 sqlite3 "$TMP/s.db" <"$DATA/small.sql"
 
 expect_status 0 "stats table" "$PROXIMA" stats --db "$TMP/s.db"
-expect_match '^QAs: 10 \(pending 8, approved 2, rejected 0, edited 0, superseded 0, dropped 0\)' \
+expect_match '^QAs: 10 \(pending 8, approved 2, rejected 0, edited 0, conflict 0, superseded 0, dropped 0\)' \
 	"$OUT" "status totals"
-expect_match '^intention\.head_turn/approx +6 +4 +2 +0 +0 +0 +0 +1\.00 +0\.12 +2$' "$OUT" \
+expect_match '^intention\.head_turn/approx +6 +4 +2 +0 +0 +0 +0 +0 +1\.00 +0\.12 +2$' "$OUT" \
 	"head_turn row: total, statuses, acceptance, mean z, drops"
-expect_match '^exploration\.navigate/relative +4 +4 +0 +0 +0 +0 +0 +- +0\.12 +1$' "$OUT" \
+expect_match '^exploration\.navigate/relative +4 +4 +0 +0 +0 +0 +0 +0 +- +0\.12 +1$' "$OUT" \
 	"navigate row: no decisions, so no acceptance"
 expect_match '^dropped candidates: 3$' "$OUT" "drops total"
 expect_match '^  ambiguous_margin +2$' "$OUT" "drops by reason"
@@ -67,7 +67,7 @@ fi
 cp "$TMP/s.db" "$TMP/new.db"
 sqlite3 "$TMP/new.db" 'PRAGMA user_version = 9;'
 expect_status 1 "stats on a newer schema fails" "$PROXIMA" stats "$TMP/new.db"
-expect_match "'$TMP/new.db': schema version 9 is newer than version 1" "$ERR" \
+expect_match "'$TMP/new.db': schema version 9 is newer than version 2" "$ERR" \
 	"newer schema names the file and both versions"
 
 # another program's SQLite database

@@ -19,7 +19,7 @@ OPT="-O1 -g -fsanitize=fuzzer-no-link $SAN"
 CPPFLAGS="-D_GNU_SOURCE $(make -s --no-print-directory print-inc)"
 WARN="-std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 -Wmissing-prototypes -Wwrite-strings -Wvla -Wcast-qual -Wundef -Wno-unused-parameter"
-LIBS="-lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd -lm -fopenmp"
+LIBS="$(make -s --no-print-directory print-libs)"
 
 mkdir -p $B
 if ! make --no-print-directory -j2 BUILD=$B CC="$CLANG" OPT="$OPT" CI= \

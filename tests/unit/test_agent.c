@@ -39,6 +39,7 @@
 #include "recording.h"
 #include "registry.h"
 #include "store.h"
+#include "subtask.h"
 #include "stub_proc.h"
 #include "synth.h"
 #include "truth.h"
@@ -548,6 +549,61 @@ static void assert_failed_cleanly(const struct agent_result *r)
 /* ===================== Tool-call turns ===================== */
 
 /* sample_clips -> spatial_relation -> submit_qa, as the local planner does */
+/*
+ * The local brain never sends a call its tool refuses: over every group,
+ * the traces of the first sessions hold no tool result with "ok": false
+ * (an invalid_arguments cast_gaze once went unnoticed in every gaze/approx
+ * session because the planner took the error as done).
+ */
+static void test_local_traces_have_no_failed_calls(void **state)
+{
+	int g, checked = 0;
+
+	(void)state;
+	for (g = 0; g < SUBTASK_NGROUPS; g++) {
+		enum subtask st;
+		enum metric m;
+		int i, qas = 0;
+
+		assert_true(subtask_group(g, &st, &m));
+		for (i = 0; i < 40 && qas < 3; i++) {
+			struct brain_session s = { F.rec->id, st, m, i, SEED, F.rec };
+			struct agent_result r;
+			cJSON *doc;
+			const cJSON *msg;
+
+			assert_int_equal(agent_run(F.local, F.ctx, &s, &F.ap, &r), 0);
+			qas += r.status == AGENT_QA;
+			doc = cJSON_Parse(r.trace_json);
+			assert_non_null(doc);
+			cJSON_ArrayForEach(msg, cJSON_GetObjectItemCaseSensitive(doc, "messages")) {
+				const char *role = cJSON_GetStringValue(
+					cJSON_GetObjectItemCaseSensitive(msg, "role"));
+				const char *content = cJSON_GetStringValue(
+					cJSON_GetObjectItemCaseSensitive(msg, "content"));
+				cJSON *res;
+
+				if (!role || strcmp(role, "tool") || !content)
+					continue;
+				res = cJSON_Parse(content);
+				assert_non_null(res);
+				if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(res, "ok")) &&
+				    !strstr(content, "\"accepted\"") &&
+				    !strstr(content, "\"rejected\""))
+					fail_msg("%s/%s #%d: a tool call failed: %s", subtask_name(st),
+						 metric_name(m), i, content);
+				cJSON_Delete(res);
+				checked++;
+			}
+			cJSON_Delete(doc);
+			agent_result_release(&r);
+		}
+		if (!qas)
+			fail_msg("%s/%s: no QA in 40 local sessions", subtask_name(st), metric_name(m));
+	}
+	assert_true(checked > 50);
+}
+
 static void test_planner_matches_local(void **state)
 {
 	struct cand c;
@@ -999,8 +1055,11 @@ static void test_proposed_distractors(void **state)
 	}
 	assert_int_equal(n, F.ap.truth.qc.n_options);
 	assert_int_equal(equal, 1);
-	/* the proposal that keeps the margin (the mirrored side) is used */
-	assert_int_equal(mirrored, 1);
+	/*
+	 * The proposal that keeps the margin (the mirrored side) may stand in
+	 * for a draw of the design, never twice; those that break it never do.
+	 */
+	assert_true(mirrored <= 1);
 	cJSON_Delete(opts);
 	agent_result_release(&r);
 	brain_free(b);
@@ -1316,7 +1375,15 @@ static void test_record_replay_and_cache(void **state)
 			found = 1;
 			la = cJSON_Parse(c[k].local.qa.answer_json);
 			assert_true(cJSON_Compare(jget(a, "answer"), la, 1));
-			assert_int_equal(jget(a, "answer_index")->valueint, c[k].local.qa.answer_index);
+			{
+				/* the run spreads keys over the letters: the key's text is the same */
+				cJSON *lo = cJSON_Parse(c[k].local.qa.options_json);
+
+				assert_string_equal(cJSON_GetArrayItem(jget(a, "options"),
+						    jget(a, "answer_index")->valueint)->valuestring,
+						    cJSON_GetArrayItem(lo, c[k].local.qa.answer_index)->valuestring);
+				cJSON_Delete(lo);
+			}
 			cJSON_Delete(la);
 		}
 		assert_true(found);
@@ -1379,6 +1446,7 @@ static void test_record_replay_and_cache(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_local_traces_have_no_failed_calls),
 		cmocka_unit_test(test_planner_matches_local),
 		cmocka_unit_test(test_several_calls_in_one_turn),
 		cmocka_unit_test(test_stated_event_time_is_not_used),

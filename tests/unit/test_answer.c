@@ -104,7 +104,7 @@ static void test_render_each_kind(void **state)
 	render_is(&a, "First turn left and go forward, then go front-right");
 	a.nlegs = 1;
 	a.legs[0] = BEV_BACK_LEFT;
-	render_is(&a, "Go back-left");
+	render_is(&a, "Go back-left, one straight leg");
 
 	a = interact(ANS_INTERACT_APPROX, BEV_FRONT_LEFT, -1, 0.62f, REC_HAND_NONE,
 		     "pick up", "cup");
@@ -175,9 +175,9 @@ static void test_turn_thresholds(void **state)
 		const char *head;
 		const char *gaze;
 	} cases[] = {
-		{ 0.0f, "Keep facing forward", "Look straight ahead, at the mug" },
-		{ 14.9f, "Keep facing forward", "Look straight ahead, at the mug" },
-		{ -14.9f, "Keep facing forward", "Look straight ahead, at the mug" },
+		{ 0.0f, "Keep facing forward", "Look straight to the front, at the mug" },
+		{ 14.9f, "Keep facing forward", "Look straight to the front, at the mug" },
+		{ -14.9f, "Keep facing forward", "Look straight to the front, at the mug" },
 		{ 15.0f, "Turn left ~15°", "Look ~15° to the left, at the mug" },
 		{ -15.0f, "Turn right ~15°", "Look ~15° to the right, at the mug" },
 		{ 17.4f, "Turn left ~15°", "Look ~15° to the left, at the mug" },
@@ -185,9 +185,9 @@ static void test_turn_thresholds(void **state)
 		{ 92.6f, "Turn left ~95°", "Look ~95° to the left, at the mug" },
 		{ 165.0f, "Turn left ~165°", "Look ~165° to the left, at the mug" },
 		{ 163.0f, "Turn left ~165°", "Look ~165° to the left, at the mug" },
-		{ 165.1f, "Turn around", "Look behind, at the mug" },
-		{ -170.0f, "Turn around", "Look behind, at the mug" },
-		{ 180.0f, "Turn around", "Look behind, at the mug" },
+		{ 165.1f, "Turn around", "Look around to the back, at the mug" },
+		{ -170.0f, "Turn around", "Look around to the back, at the mug" },
+		{ 180.0f, "Turn around", "Look around to the back, at the mug" },
 		{ -165.0f, "Turn right ~165°", "Look ~165° to the right, at the mug" },
 		{ 200.0f, "Turn right ~160°", "Look ~160° to the right, at the mug" },
 	};
@@ -667,13 +667,14 @@ static const char *const tasks[] = {
 	"chain.actions.relative",
 };
 
-/* At least three phrasings per sub-task and metric, each renders cleanly. */
+/* At least eight phrasings per sub-task and metric, each renders cleanly. */
 static void test_question_templates(void **state)
 {
 	const struct tmpl_var v[] = {
 		{ "target", "blue mug" },
 		{ "goal", "Thoroughly clean the cutting board" },
 		{ "candidates", "1. Get dish soap; 2. Wash the board" },
+		{ "k", "3" },
 	};
 	size_t t;
 
@@ -684,8 +685,8 @@ static void test_question_templates(void **state)
 
 		snprintf(path, sizeof(path), "prompts/questions/%s.txt", tasks[t]);
 		n = tmpl_count(path);
-		if (n < 3)
-			fail_msg("%s: %d phrasings", path, n);
+		if (n < 8)
+			fail_msg("%s: %d phrasings (docs/answers.md asks for 8 or more)", path, n);
 		for (i = 0; i < n; i++) {
 			const char *line;
 			size_t len;

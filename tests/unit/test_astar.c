@@ -113,7 +113,7 @@ static void dijkstra(const uint8_t *cells, int w, int h, int s, double *dist)
 		int u = -1, ux, uy, dx, dy;
 
 		for (i = 0; i < n; i++)
-			if (!done[i] && dist[i] < INFINITY && (u < 0 || dist[i] < dist[u]))
+			if (!done[i] && dist[i] < HUGE_VAL && (u < 0 || dist[i] < dist[u]))
 				u = i;
 		if (u < 0)
 			break;
@@ -204,7 +204,7 @@ static void test_random_vs_dijkstra(void **state)
 					double cost = -1;
 					int rc = astar_search(ws, s % w, s / w, t % w, t / w, &cost);
 
-					if (dist[t] == INFINITY) {
+					if (dist[t] == HUGE_VAL) {
 						assert_int_equal(rc, ENG_ENOTFOUND);
 						unreachable++;
 						continue;
@@ -254,7 +254,7 @@ static void test_open_list_compaction(void **state)
 			nomem++;
 			continue;
 		}
-		if (dist[t] == INFINITY) {
+		if (dist[t] == HUGE_VAL) {
 			assert_int_equal(rc, ENG_ENOTFOUND);
 			continue;
 		}
@@ -270,7 +270,7 @@ static void test_open_list_compaction(void **state)
 	for (q = 0, nomem = 0; q < 1600; q++) {
 		double cost;
 
-		if (dist[q] < INFINITY && dist[q] > 3 &&
+		if (dist[q] < HUGE_VAL && dist[q] > 3 &&
 		    astar_search(ws, 0, 0, q % 40, q / 40, &cost) == ENG_ENOMEM)
 			nomem++;
 	}

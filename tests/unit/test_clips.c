@@ -165,7 +165,7 @@ static void test_head_turn_by_hand(void **state)
 		/* at -88 degrees the box is still (just) in front of the camera */
 		assert_string_equal(jget(c, "why.at_t")->valuestring,
 				    T < 9 ? "outside_image" : "behind");
-		assert_float_equal(jnum(c, "why.yaw_deg"), -11 * T, 0.01);
+		assert_float_equal(jnum(c, "why.yaw_deg"), (-11 * T), 0.01);
 		assert_float_equal(jnum(c, "why.distance_m"), 3.0, 1e-3);
 		assert_int_equal(jtime(c, "window.start_ns"), jtime(c, "t_ns") - W_NS);
 		assert_int_equal(jtime(c, "window.end_ns"), jtime(c, "t_ns"));
@@ -222,7 +222,7 @@ static void test_navigate_by_hand(void **state)
 		/* one straight leg along +X: the turn is minus the heading */
 		assert_int_equal((int)jnum(c, "why.legs"), 1);
 		assert_float_equal(jnum(c, "why.path_length_m"), 3.0, 1e-3);
-		assert_float_equal(jnum(c, "why.first_leg.yaw_deg"), -11 * T, 0.01);
+		assert_float_equal(jnum(c, "why.first_leg.yaw_deg"), (-11 * T), 0.01);
 		assert_true(cJSON_IsNull(jget(c, "why.second_leg.direction")));
 	}
 	cJSON_Delete(res);
@@ -308,9 +308,9 @@ static void test_gaze_target_by_hand(void **state)
 		assert_string_equal(jget(c, "target.id")->valuestring, is_a ? "A" : "B");
 		assert_string_equal(jget(c, "event")->valuestring, "fixation");
 		assert_int_equal(jtime(c, "event_t_ns"), jtime(c, "t_ns") + 300000000);
-		assert_float_equal(jnum(c, "why.fixation_ms"), 59 * 1000.0 / 60, 0.1);
+		assert_float_equal(jnum(c, "why.fixation_ms"), (59 * 1000.0 / 60), 0.1);
 		assert_true(cJSON_IsNull(jget(c, "why.gaze_object_at_t")));
-		assert_float_equal(jnum(c, "why.yaw_deg"), (is_a ? 1 : -1) * atan2(1, 3) / FX_DEG, 0.01);
+		assert_float_equal(jnum(c, "why.yaw_deg"), ((is_a ? 1 : -1) * atan2(1, 3) / FX_DEG), 0.01);
 		assert_int_equal((int)jnum(c, "why.references_visible"), 1);
 	}
 	cJSON_Delete(res);
@@ -395,7 +395,7 @@ static void test_next_interaction_by_hand(void **state)
 			assert_string_equal(jget(c, "why.hand")->valuestring, "right");
 			assert_float_equal(jnum(c, "why.motion_m"), 1.0, 1e-3);
 			/* camera (0, 0, 1.6) -> cup (2, 0.5, 0.85) at t_I */
-			assert_float_equal(jnum(c, "why.yaw_deg"), atan2(0.5, 2) / FX_DEG, 0.01);
+			assert_float_equal(jnum(c, "why.yaw_deg"), (atan2(0.5, 2) / FX_DEG), 0.01);
 			assert_float_equal(jnum(c, "why.dz_m"), -0.75, 1e-3);
 			assert_float_equal(jnum(c, "why.local_m.0"), 2, 1e-3);
 			assert_float_equal(jnum(c, "why.local_m.1"), 0.5, 1e-3);
@@ -404,7 +404,7 @@ static void test_next_interaction_by_hand(void **state)
 			assert_string_equal(jget(c, "event")->valuestring, "action");
 			assert_int_equal(jtime(c, "event_t_ns"), 16 * FX_S);
 			assert_true(cJSON_IsNull(jget(c, "why.motion_m")));
-			assert_float_equal(jnum(c, "why.yaw_deg"), atan2(-2, 3) / FX_DEG, 0.01);
+			assert_float_equal(jnum(c, "why.yaw_deg"), (atan2(-2, 3) / FX_DEG), 0.01);
 		}
 	}
 	cJSON_Delete(res);
@@ -452,8 +452,9 @@ static void test_chain_by_hand(void **state)
 	res = sample(ctx, "chain.actions", "\"k\":5");
 	assert_int_equal((int)jnum(res, "total"), 2); /* 8, 11 */
 	cJSON_Delete(res);
+	/* one chain per clip time: T = 8, 11, 13 and 15 s, each with one K */
 	res = sample(ctx, "chain.actions", NULL);
-	assert_int_equal((int)jnum(res, "total"), 9);
+	assert_int_equal((int)jnum(res, "total"), 4);
 	cJSON_Delete(res);
 	tool_ctx_free(ctx);
 	recording_free(r);
@@ -497,14 +498,24 @@ static void test_seeded_order(void **state)
 	order_text(res, b, sizeof(b));
 	cJSON_Delete(res);
 	assert_string_equal(a, b);
-	/* another seed: the same candidates in another order */
-	res = sample(ctx, "chain.actions", "\"count\":50,\"seed\":8");
-	order_text(res, c, sizeof(c));
-	assert_int_equal(sorted_times(res, tc, 16), n);
-	cJSON_Delete(res);
-	for (i = 0; i < n; i++)
-		assert_int_equal(ta[i], tc[i]);
-	assert_string_not_equal(a, c);
+	/* other seeds: the same candidates, in another order for some (4! orders) */
+	{
+		int seed, differs = 0;
+
+		for (seed = 8; seed < 14; seed++) {
+			char args[64];
+
+			snprintf(args, sizeof(args), "\"count\":50,\"seed\":%d", seed);
+			res = sample(ctx, "chain.actions", args);
+			order_text(res, c, sizeof(c));
+			assert_int_equal(sorted_times(res, tc, 16), n);
+			cJSON_Delete(res);
+			for (i = 0; i < n; i++)
+				assert_int_equal(ta[i], tc[i]);
+			differs += strcmp(a, c) != 0;
+		}
+		assert_true(differs >= 3);
+	}
 	/* paging through the order one at a time gives the same sequence */
 	d[0] = '\0';
 	for (i = 0; i < n; i++) {
@@ -673,21 +684,51 @@ static void check_gaze_target(struct checker *k, cJSON *c, int64_t T, long obj)
 	assert_true(brute_cast(k->rec, k->rec->gaze[gi].t_ns, &r, 10) != obj);
 }
 
+/*
+ * The interaction premise from the raw actions: the candidate names an
+ * action on the object, with a verb; the interaction begins at the action
+ * start or at an earlier motion onset; an object already picked up at T is
+ * asked for where it is put down, and only then.
+ */
 static void check_interaction(struct checker *k, cJSON *c, int64_t T, long obj)
 {
+	const struct recording *rec = k->rec;
 	int64_t ti = jtime(c, "event_t_ns");
-	char args[256];
-	cJSON *res = NULL, *e;
-	bool found = false;
+	const struct rec_action *a;
+	bool held = false, place;
+	size_t i;
 
 	assert_int_equal(T, ti - FX_S);
-	snprintf(args, sizeof(args), "{\"t0\":%lld,\"t1\":%lld,\"object\":\"%s\"}", (long long)ti,
-		 (long long)ti, k->rec->objects[obj].id);
-	assert_int_equal(tool_call(k->ctx, "find_interactions", args, &res), 0);
-	cJSON_ArrayForEach(e, jget(res, "events"))
-		found |= jtime(e, "t_ns") == ti;
-	assert_true(found);
-	cJSON_Delete(res);
+	assert_true(cJSON_IsNumber(jget(c, "why.action_index")));
+	a = &rec->actions[(size_t)jnum(c, "why.action_index")];
+	assert_int_equal(a->object, obj);
+	assert_non_null(a->verb);
+	assert_true(ti <= a->start_ns);
+	if (ti < a->start_ns) {
+		char args[256];
+		cJSON *res = NULL, *e;
+		bool found = false;
+
+		snprintf(args, sizeof(args), "{\"t0\":%lld,\"t1\":%lld,\"object\":\"%s\"}",
+			 (long long)ti, (long long)ti, rec->objects[obj].id);
+		assert_int_equal(tool_call(k->ctx, "find_interactions", args, &res), 0);
+		cJSON_ArrayForEach(e, jget(res, "events"))
+			found |= jtime(e, "t_ns") == ti;
+		assert_true(found);
+		cJSON_Delete(res);
+	}
+	for (i = 0; i < rec->nactions && rec->actions[i].start_ns < T; i++) {
+		if (rec->actions[i].object != obj || !rec->actions[i].verb)
+			continue;
+		if (!strncmp(rec->actions[i].verb, "pick", 4))
+			held = true;
+		else if (!strncmp(rec->actions[i].verb, "put", 3))
+			held = false;
+	}
+	place = !strncmp(a->verb, "put", 3);
+	assert_int_equal(held, place);
+	assert_int_equal(cJSON_IsTrue(jget(c, "why.place")), place);
+	assert_int_equal(jtime(c, "why.location_t_ns"), place ? a->end_ns : ti);
 }
 
 static void check_chain(struct checker *k, cJSON *c, int64_t T)

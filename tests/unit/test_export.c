@@ -3,7 +3,7 @@
  * Exports: every format is written from a store built here, read back
  * (JSON, JSONL, a quote-aware TSV reader) and compared field by field
  * with the store; the manifest's counts and id digest; the task and
- * status filters; frames listed without a video, a missing ffmpeg, and
+ * status filters; frames listed without a video, a broken video, and
  * frames extracted from a tiny video made by ffmpeg (skipped when ffmpeg
  * is not installed).
  */
@@ -859,11 +859,14 @@ static void put_video_qa(struct fx *f, const char *root)
 	decide(f, "00000000000000b0", "approve", NULL, NULL);
 }
 
-static void test_ffmpeg_missing(void **state)
+/* A video file that is not a video: its QAs list their frames, the manifest says why. */
+static void test_broken_video(void **state)
 {
 	struct fx *f = *state;
-	struct export_params p;
+	struct export_summary sum;
 	char root[128], video[160];
+	const char *why;
+	cJSON *man;
 	FILE *fp;
 
 	snprintf(root, sizeof(root), "%s/rec2", f->dir);
@@ -874,21 +877,16 @@ static void test_ffmpeg_missing(void **state)
 	fputs("not really a video", fp);
 	fclose(fp);
 	put_video_qa(f, root);
-	memset(&p, 0, sizeof(p));
-	p.format = EXPORT_EGOPROX;
-	p.dir = f->out;
-	p.tasks = "exploitation";
-	p.frames = 2;
-	p.ffmpeg = "/nonexistent/bin/ffmpeg";
-	p.engine_version = "x";
-	err_clear();
-	assert_int_equal(export_run(f->st, &p, NULL), ENG_ENOENT);
-	assert_non_null(strstr(err_msg(), "cannot run '/nonexistent/bin/ffmpeg'"));
-	assert_non_null(strstr(err_msg(), "00000000000000b0"));
-	/* no half-written records file is left */
-	snprintf(video, sizeof(video), "%s/egoprox.json.tmp", f->out);
-	assert_int_not_equal(access(video, F_OK), 0);
-	snprintf(video, sizeof(video), "%s/egoprox.json", f->out);
+	run(f, EXPORT_EGOPROX, NULL, "exploitation", 2, &sum);
+	assert_int_equal(sum.exported, 1);
+	assert_int_equal(sum.frames_written, 0);
+	assert_int_equal(sum.no_video, 1);
+	man = read_json(f, "manifest.json");
+	why = js(jo(jo(jo(man, "frames"), "recordings"), "rec2"), "no_video");
+	assert_non_null(strstr(why, "rec2/video.mp4"));
+	assert_non_null(strstr(why, "cannot open the video"));
+	cJSON_Delete(man);
+	snprintf(video, sizeof(video), "%s/Frames/00000000000000b0/001.jpg", f->out);
 	assert_int_not_equal(access(video, F_OK), 0);
 }
 
@@ -977,7 +975,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_llava, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_frames_without_video, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_ffmpeg_missing, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_broken_video, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ffmpeg_frames, fx_setup, fx_teardown),
 	};
 

@@ -24,6 +24,7 @@
 #include "err.h"
 #include "store.h"
 
+#define ARRAY_SIZE_T(a) (sizeof(a) / sizeof((a)[0]))
 #define NEAR(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
 
 /* ============================== Fixtures ============================== */
@@ -208,7 +209,7 @@ static void test_migrate_from_empty_and_reopen(void **state)
 	store_close(f->st);
 	f->st = NULL;
 	/* closing the last connection checkpoints the WAL into the file */
-	assert_int_equal(header_u32(f->path, 60), 1);          /* user_version */
+	assert_int_equal(header_u32(f->path, 60), STORE_SCHEMA_VERSION); /* user_version */
 	assert_int_equal(header_u32(f->path, 68), 0x5052584d); /* application_id */
 	assert_int_equal(header_u32(f->path, 18) >> 24, 2);    /* WAL read version */
 	cookie = header_u32(f->path, 40);                       /* schema cookie */
@@ -218,7 +219,7 @@ static void test_migrate_from_empty_and_reopen(void **state)
 	fx_open(f);
 	store_close(f->st);
 	f->st = NULL;
-	assert_int_equal(header_u32(f->path, 60), 1);
+	assert_int_equal(header_u32(f->path, 60), STORE_SCHEMA_VERSION);
 	assert_int_equal(header_u32(f->path, 40), cookie);
 	assert_int_equal(store_open(f->path, STORE_READONLY, &f->st), 0);
 	{
@@ -246,7 +247,7 @@ static void test_newer_version_refused(void **state)
 	assert_null(st);
 	assert_non_null(strstr(err_msg(), f->path));
 	assert_non_null(strstr(err_msg(), "version 7"));
-	assert_non_null(strstr(err_msg(), "version 1"));
+	assert_non_null(strstr(err_msg(), "version 2"));
 	assert_int_equal(store_open(f->path, STORE_READONLY, &st), ENG_ERANGE);
 	/* the refusal did not touch the file */
 	assert_int_equal(header_u32(f->path, 60), 7);
@@ -333,7 +334,7 @@ static void test_failure_undoes_call(void **state)
 	struct store_qa a = qa_make("00000000000000a1", "intention", "head_turn", "approx", 1, 0);
 	struct store_qa b = qa_make("00000000000000a2", "intention", "head_turn", "approx", 2, 0);
 	struct store_review r = { "00000000000000a1", "alice", "approve", NULL, -1, NULL,
-				  NULL, NULL, 0, 0 };
+				  NULL, NULL, 0, 0, 0 };
 	cJSON *got = NULL;
 
 	fx_open(f);
@@ -573,7 +574,7 @@ static void test_reviewed_untouched(void **state)
 	/* a stale QA cannot be approved */
 	{
 		struct store_review rv = { p.id, "bob", "approve", NULL, -1, NULL, NULL,
-					   NULL, 0, 0 };
+					   NULL, 0, 0, 0 };
 
 		assert_int_equal(store_review_add(f->st, &rv, NULL), ENG_EINVAL);
 		assert_non_null(strstr(err_msg(), "superseded"));
@@ -689,9 +690,9 @@ static void test_reviews(void **state)
 	assert_true(id2 > id1);
 
 	assert_int_equal(store_qa_get(f->st, q.id, STORE_GET_REVIEWS, &got), 0);
+	/* alice's latest verdict (reject) is hers; a rejected QA has no wording */
 	assert_string_equal(jstr(got, "status"), "rejected");
-	assert_string_equal(jstr(got, "question_edited"),
-			    "Which object will the wearer look at next?");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(got, "question_edited")));
 	revs = cJSON_GetObjectItem(got, "reviews");
 	assert_int_equal(cJSON_GetArraySize(revs), 2);
 	e = cJSON_GetArrayItem(revs, 0);
@@ -705,6 +706,338 @@ static void test_reviews(void **state)
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(e, "time_ms")));
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(e, "edit_before")));
 	cJSON_Delete(got);
+}
+
+/* ============================== The review policy ============================== */
+
+/* One verdict, adjudication or other review; the wording for edits. */
+static int64_t verdict(struct store *st, const char *id, const char *who, const char *decision,
+		       const char *wording, int adjudication)
+{
+	struct store_review r;
+	int64_t rid = 0;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.qa_id = id;
+	r.reviewer = who;
+	r.decision = decision;
+	r.blind_answer_index = -1;
+	r.edit_after = wording;
+	r.reason = !strcmp(decision, "reject") ? "no" : NULL;
+	r.note = !strcmp(decision, "note") ? "a note" : NULL;
+	r.adjudication = adjudication;
+	if (!strcmp(decision, "answer"))
+		r.blind_answer_index = 2;
+	rc = store_review_add(st, &r, &rid);
+	if (rc)
+		fprintf(stderr, "store_review_add: %s\n", err_msg());
+	assert_int_equal(rc, 0);
+	return rid;
+}
+
+/* The QA's status and wording ("" for none). */
+static void status_is(struct store *st, const char *id, const char *status, const char *wording)
+{
+	cJSON *q = NULL;
+
+	assert_int_equal(store_qa_get(st, id, 0, &q), 0);
+	assert_string_equal(jstr(q, "status"), status);
+	assert_string_equal(jstr(q, "question_edited"), wording);
+	cJSON_Delete(q);
+}
+
+/* One integer from the sqlite3 shell (an independent reader of the file). */
+static long long shell_int(const char *path, const char *sql)
+{
+	char cmd[2048], line[64] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 -readonly '%s' \"%s\"", path, sql);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_int_equal(pclose(p), 0);
+	return strtoll(line, NULL, 10);
+}
+
+/* store_review_counts() equals the counts of store_stats() and a GROUP BY of the shell. */
+static void counts_agree(struct store *st, const char *path)
+{
+	cJSON *c = NULL, *stats = NULL, *g, *sg;
+	char cmd[512], line[256];
+	FILE *p;
+	int rows = 0;
+
+	assert_int_equal(store_review_counts(st, &c), 0);
+	assert_int_equal(store_stats(st, &stats), 0);
+	assert_true(cJSON_Compare(cJSON_GetObjectItem(c, "by_status"),
+				  cJSON_GetObjectItem(stats, "by_status"), 1));
+	NEAR(jnum(c, "total"), jnum(stats, "total"), 0);
+	cJSON_ArrayForEach(g, cJSON_GetObjectItem(c, "groups")) {
+		const cJSON *v;
+
+		sg = cJSON_GetObjectItem(cJSON_GetObjectItem(stats, "groups"), g->string);
+		assert_non_null(sg);
+		cJSON_ArrayForEach(v, g)
+			NEAR(v->valuedouble, jnum(sg, v->string), 0);
+	}
+	/* every (group, status) of a GROUP BY read by the shell is in the counts */
+	snprintf(cmd, sizeof(cmd), "sqlite3 -readonly '%s' \"SELECT category || '.' || subtask"
+		 " || '/' || metric, status, count(*) FROM qa GROUP BY 1, 2\"", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *bar1 = strchr(line, '|'), *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+
+		assert_non_null(bar2);
+		*bar1 = *bar2 = '\0';
+		NEAR(jnum(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "groups"), line), bar1 + 1),
+		     strtod(bar2 + 1, NULL), 0);
+		rows++;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_true(rows > 0);
+	/* and qa_counts itself, per recording, equals a GROUP BY of qa */
+	assert_int_equal(shell_int(path, "SELECT (SELECT group_concat(x, ',') FROM (SELECT"
+				   " recording_id || '|' || category || '|' || subtask || '|' || metric"
+				   " || '|' || status || ':' || count(*) AS x FROM qa GROUP BY"
+				   " recording_id, category, subtask, metric, status ORDER BY 1)) IS"
+				   " (SELECT group_concat(x, ',') FROM (SELECT recording_id || '|' ||"
+				   " category || '|' || subtask || '|' || metric || '|' || status || ':'"
+				   " || n AS x FROM qa_counts WHERE n > 0 ORDER BY 1))"), 1);
+	cJSON_Delete(c);
+	cJSON_Delete(stats);
+}
+
+/* Each reviewer's verdict counts; disagreement is a conflict an adjudication settles. */
+static void test_review_policy(void **state)
+{
+	struct fx *f = *state;
+	struct store_qa p1 = qa_make("d000000000000001", "intention", "head_turn", "approx",
+				     10000000000LL, 1);
+	struct store_qa p2 = qa_make("d000000000000002", "intention", "head_turn", "approx",
+				     20000000000LL, 1);
+	struct store_qa p3 = qa_make("d000000000000003", "exploration", "navigate", "relative",
+				     30000000000LL, 0);
+	cJSON *v = NULL, *adj = NULL, *e;
+	int64_t n = -1;
+
+	fx_open(f);
+	put_recording(f->st, "rec1");
+	put_ok(f->st, &p1, STORE_PUT_NEW);
+	put_ok(f->st, &p2, STORE_PUT_NEW);
+	put_ok(f->st, &p3, STORE_PUT_NEW);
+
+	/* agreement, then a change of mind by one reviewer: a conflict, not an overwrite */
+	verdict(f->st, p1.id, "ana", "approve", NULL, 0);
+	status_is(f->st, p1.id, "approved", "");
+	verdict(f->st, p1.id, "bob", "approve", NULL, 0);
+	status_is(f->st, p1.id, "approved", "");
+	verdict(f->st, p1.id, "bob", "reject", NULL, 0);
+	status_is(f->st, p1.id, "conflict", "");
+	assert_int_equal(store_review_verdicts(f->st, p1.id, &v, &adj), 0);
+	assert_int_equal(cJSON_GetArraySize(v), 2);
+	e = cJSON_GetArrayItem(v, 0);
+	assert_string_equal(jstr(e, "reviewer"), "ana");
+	assert_string_equal(jstr(e, "decision"), "approve");
+	e = cJSON_GetArrayItem(v, 1);
+	assert_string_equal(jstr(e, "reviewer"), "bob");
+	assert_string_equal(jstr(e, "decision"), "reject");
+	assert_true(cJSON_IsNull(adj));
+	cJSON_Delete(v);
+	cJSON_Delete(adj);
+	/* the adjudication decides, and stands against later verdicts, until another one */
+	verdict(f->st, p1.id, "carl", "reject", NULL, 1);
+	status_is(f->st, p1.id, "rejected", "");
+	verdict(f->st, p1.id, "ana", "approve", NULL, 0);
+	status_is(f->st, p1.id, "rejected", "");
+	verdict(f->st, p1.id, "dora", "approve", NULL, 1);
+	status_is(f->st, p1.id, "approved", "");
+	assert_int_equal(store_review_verdicts(f->st, p1.id, &v, &adj), 0);
+	assert_int_equal(cJSON_GetArraySize(v), 2); /* adjudicators are not reviewers here */
+	assert_string_equal(jstr(adj, "reviewer"), "dora");
+	assert_string_equal(jstr(adj, "decision"), "approve");
+	cJSON_Delete(v);
+	cJSON_Delete(adj);
+
+	/* wording: the latest edit of a reviewer who accepts */
+	verdict(f->st, p2.id, "ana", "edit", "Where is the red mug?", 0);
+	status_is(f->st, p2.id, "edited", "Where is the red mug?");
+	verdict(f->st, p2.id, "bob", "approve", NULL, 0);
+	status_is(f->st, p2.id, "edited", "Where is the red mug?");
+	verdict(f->st, p2.id, "bob", "edit", "Where is the red mug now?", 0);
+	status_is(f->st, p2.id, "edited", "Where is the red mug now?");
+	verdict(f->st, p2.id, "bob", "reject", NULL, 0);
+	/* bob withdrew his edit: ana's wording, and a conflict */
+	status_is(f->st, p2.id, "conflict", "Where is the red mug?");
+	verdict(f->st, p2.id, "ana", "reject", NULL, 0);
+	status_is(f->st, p2.id, "rejected", "");
+	verdict(f->st, p2.id, "eve", "edit", "Which mug?", 1);
+	status_is(f->st, p2.id, "edited", "Which mug?");
+
+	/* flags, notes and blind answers are not verdicts; an adjudication must be one */
+	verdict(f->st, p3.id, "ana", "flag", NULL, 0);
+	verdict(f->st, p3.id, "ana", "note", NULL, 0);
+	verdict(f->st, p3.id, "bob", "answer", NULL, 0);
+	status_is(f->st, p3.id, "pending", "");
+	{
+		struct store_review r;
+
+		memset(&r, 0, sizeof(r));
+		r.qa_id = p3.id;
+		r.reviewer = "carl";
+		r.decision = "note";
+		r.note = "settled";
+		r.blind_answer_index = -1;
+		r.adjudication = 1;
+		assert_int_equal(store_review_add(f->st, &r, NULL), ENG_EINVAL);
+	}
+	/* every derived status is already in place: applying the policy again changes nothing */
+	assert_int_equal(store_review_derive_all(f->st, &n), 0);
+	assert_int_equal(n, 0);
+	counts_agree(f->st, f->path);
+	/* a conflict is reviewed: generation and supersede leave it alone */
+	verdict(f->st, p3.id, "ana", "approve", NULL, 0);
+	verdict(f->st, p3.id, "bob", "reject", NULL, 0);
+	status_is(f->st, p3.id, "conflict", "");
+	assert_int_equal(store_qa_supersede(f->st, "exploration", NULL, &n), 0);
+	assert_int_equal(n, 0);
+	put_ok(f->st, &p3, STORE_PUT_KEPT);
+	counts_agree(f->st, f->path);
+}
+
+/* Text that is not UTF-8 is refused, and nothing is stored. */
+static void test_review_utf8(void **state)
+{
+	struct fx *f = *state;
+	struct store_qa q = qa_make("d000000000000009", "intention", "head_turn", "approx",
+				    10000000000LL, 1);
+	static const char *const bad[] = {
+		"caf\xe9",              /* Latin-1 */
+		"\xc0\xaf",             /* overlong '/' */
+		"\xed\xa0\x80",         /* a UTF-16 surrogate */
+		"\xf4\x90\x80\x80",     /* past U+10FFFF */
+		"ok\xe2\x82",           /* cut short */
+		"\x80 alone",           /* a continuation byte first */
+	};
+	struct store_review r;
+	cJSON *got = NULL;
+	size_t i;
+
+	fx_open(f);
+	put_recording(f->st, "rec1");
+	put_ok(f->st, &q, STORE_PUT_NEW);
+	memset(&r, 0, sizeof(r));
+	r.qa_id = q.id;
+	r.reviewer = "ana";
+	r.decision = "note";
+	r.blind_answer_index = -1;
+	for (i = 0; i < ARRAY_SIZE_T(bad); i++) {
+		r.note = bad[i];
+		assert_int_equal(store_review_add(f->st, &r, NULL), ENG_EINVAL);
+		assert_non_null(strstr(err_msg(), "UTF-8"));
+	}
+	r.note = "note";
+	r.reviewer = "\xff";
+	assert_int_equal(store_review_add(f->st, &r, NULL), ENG_EINVAL);
+	r.reviewer = "ana";
+	r.note = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82"; /* é, €, an emoji */
+	assert_int_equal(store_review_add(f->st, &r, NULL), 0);
+	assert_int_equal(store_qa_get(f->st, q.id, STORE_GET_REVIEWS, &got), 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(got, "reviews")), 1);
+	assert_string_equal(jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(got, "reviews"), 0), "note"),
+			    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82");
+	cJSON_Delete(got);
+}
+
+/* The shell's answer to sql, as one string (rows joined by ';'). */
+static void shell_text(const char *path, const char *sql, char *out, size_t size)
+{
+	char cmd[1024], line[512];
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 -readonly '%s' \"%s\"", path, sql);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		n += (size_t)snprintf(out + n, n < size ? size - n : 0, "%s%s", n ? ";" : "", line);
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_true(n < size);
+}
+
+/*
+ * A store of schema version 1 (tests/data/store/v1.sql, as that program
+ * wrote it) opens, upgrades to version 2 once, keeps every row and review,
+ * and its statuses follow the review policy: ana's three approvals that
+ * bob's later rejections overwrote are conflicts now.
+ */
+static void test_upgrade_from_v1(void **state)
+{
+	struct fx *f = *state;
+	static const char reviews_sql[] =
+		"SELECT id, qa_id, reviewer, decision, coalesce(reason, ''),"
+		" coalesce(edit_before, ''), coalesce(edit_after, ''), coalesce(note, ''),"
+		" started_at, decided_at FROM reviews ORDER BY id";
+	char cmd[512], before[4096], after[4096], text[1024];
+	struct store *st = NULL;
+	cJSON *page = NULL;
+	struct store_filter flt;
+	int64_t n = -1;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' < tests/data/store/v1.sql", f->path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(header_u32(f->path, 60), 1);
+	shell_text(f->path, reviews_sql, before, sizeof(before));
+	/* read-only never migrates: it says to open the file read-write once */
+	assert_int_equal(store_open(f->path, STORE_READONLY, &st), ENG_ERANGE);
+	assert_non_null(strstr(err_msg(), "read-write"));
+
+	fx_open(f);
+	status_is(f->st, "b000000000000001", "conflict", "");
+	status_is(f->st, "b000000000000002", "conflict", "");
+	status_is(f->st, "b000000000000003", "conflict", "");
+	status_is(f->st, "b000000000000004", "approved", "");
+	status_is(f->st, "b000000000000005", "edited", "Where will the wearer turn next?");
+	status_is(f->st, "b000000000000006", "pending", "");
+	store_close(f->st);
+	f->st = NULL;
+	assert_int_equal(header_u32(f->path, 60), 2);
+	/* every review as it was, none an adjudication; the other tables kept */
+	shell_text(f->path, reviews_sql, after, sizeof(after));
+	assert_string_equal(after, before);
+	shell_text(f->path, "SELECT count(*), sum(adjudication) FROM reviews", text, sizeof(text));
+	assert_string_equal(text, "10|0");
+	shell_text(f->path, "SELECT (SELECT count(*) FROM qa), (SELECT count(*) FROM traces),"
+		   " (SELECT count(*) FROM drops), (SELECT count(*) FROM runs),"
+		   " (SELECT root FROM recordings)", text, sizeof(text));
+	assert_string_equal(text, "6|1|1|1|/data/rec1");
+	shell_text(f->path, "PRAGMA foreign_key_check", text, sizeof(text));
+	assert_string_equal(text, "");
+	shell_text(f->path, "PRAGMA integrity_check", text, sizeof(text));
+	assert_string_equal(text, "ok");
+
+	/* a second open changes nothing; the readers and the counts work */
+	fx_open(f);
+	assert_int_equal(store_review_derive_all(f->st, &n), 0);
+	assert_int_equal(n, 0);
+	memset(&flt, 0, sizeof(flt));
+	flt.status = "conflict";
+	assert_int_equal(list_total(f->st, &flt), 3);
+	assert_int_equal(store_qa_list(f->st, &flt, &page), 0);
+	assert_string_equal(jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(page, "items"), 0), "id"),
+			    "b000000000000001");
+	cJSON_Delete(page);
+	counts_agree(f->st, f->path);
+	/* an adjudication settles one of them */
+	verdict(f->st, "b000000000000002", "lead", "approve", NULL, 1);
+	status_is(f->st, "b000000000000002", "approved", "");
+	assert_int_equal(list_total(f->st, &flt), 2);
+	counts_agree(f->st, f->path);
 }
 
 /* ============================== Readers ============================== */
@@ -960,21 +1293,21 @@ static void test_stats_groups_exact(void **state)
 		"{"
 		"\"exploration.navigate/approx\": {\"total\": 3, \"pending\": 0,"
 		" \"approved\": 0, \"rejected\": 0, \"edited\": 1, \"superseded\": 1,"
-		" \"dropped\": 1, \"acceptance\": 1, \"mean_z\": null, \"z_n\": 0,"
+		" \"dropped\": 1, \"conflict\": 0, \"acceptance\": 1, \"mean_z\": null, \"z_n\": 0,"
 		" \"letters\": [{\"options\": 5, \"n\": 1, \"counts\": {\"A\": 1, \"B\": 0,"
 		" \"C\": 0, \"D\": 0, \"E\": 0}, \"df\": 4}], \"drops\": 2},"
 		"\"exploration.navigate/relative\": {\"total\": 0, \"pending\": 0,"
 		" \"approved\": 0, \"rejected\": 0, \"edited\": 0, \"superseded\": 0,"
-		" \"dropped\": 0, \"acceptance\": null, \"mean_z\": null, \"z_n\": 0,"
+		" \"dropped\": 0, \"conflict\": 0, \"acceptance\": null, \"mean_z\": null, \"z_n\": 0,"
 		" \"letters\": [], \"drops\": 1},"
 		"\"intention.head_turn/approx\": {\"total\": 2, \"pending\": 1,"
 		" \"approved\": 1, \"rejected\": 0, \"edited\": 0, \"superseded\": 0,"
-		" \"dropped\": 0, \"acceptance\": 1, \"mean_z\": 1, \"z_n\": 2,"
+		" \"dropped\": 0, \"conflict\": 0, \"acceptance\": 1, \"mean_z\": 1, \"z_n\": 2,"
 		" \"letters\": [{\"options\": 5, \"n\": 2, \"counts\": {\"A\": 1, \"B\": 1,"
 		" \"C\": 0, \"D\": 0, \"E\": 0}, \"df\": 4}], \"drops\": 0},"
 		"\"intention.head_turn/relative\": {\"total\": 1, \"pending\": 0,"
 		" \"approved\": 0, \"rejected\": 1, \"edited\": 0, \"superseded\": 0,"
-		" \"dropped\": 0, \"acceptance\": 0, \"mean_z\": null, \"z_n\": 0,"
+		" \"dropped\": 0, \"conflict\": 0, \"acceptance\": 0, \"mean_z\": null, \"z_n\": 0,"
 		" \"letters\": [], \"drops\": 0}"
 		"}";
 	cJSON *stats = NULL, *groups, *want, *g, *l, *bs;
@@ -1163,6 +1496,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reviewed_untouched, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_supersede_replace_keeps_reviews, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reviews, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_review_policy, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_review_utf8, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_upgrade_from_v1, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_filters_neighbours_iter, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_iter_exact, fx_setup, fx_teardown),
 		cmocka_unit_test(test_chi2_sf),

@@ -390,7 +390,10 @@ static void test_reviewed_wins(void **state)
 	store_close(o);
 }
 
-/* Reviewed in both: the later decision's row wins; both reviews are kept. */
+/*
+ * Reviewed in both by two reviewers who disagree: both reviews are kept,
+ * and the status follows both verdicts (a conflict), in either order.
+ */
 static void test_later_review_wins(void **state)
 {
 	struct fx *f = *state;
@@ -403,7 +406,7 @@ static void test_later_review_wins(void **state)
 	store_close(a);
 	store_close(b);
 	merge_both_orders(f);
-	orders_agree(f, "approved", "Same wording?", "", 2);
+	orders_agree(f, "conflict", "Same wording?", "", 2);
 }
 
 /* An edit is kept when the later decision's row has none. */
@@ -419,7 +422,8 @@ static void test_edit_kept(void **state)
 	store_close(a);
 	store_close(b);
 	merge_both_orders(f);
-	orders_agree(f, "approved", "Same wording?", "Better wording?", 2);
+	/* ana's edit and ben's approval both accept it: edited, with ana's wording */
+	orders_agree(f, "edited", "Same wording?", "Better wording?", 2);
 }
 
 /* A byte copy merged after its original adds no review, QA or run. */

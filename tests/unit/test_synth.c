@@ -671,8 +671,10 @@ static void check_smooth(const struct synth_recording *s)
 		assert_int_equal(bev_heading(&a->pose, &ha), 0);
 		assert_int_equal(bev_heading(&b->pose, &hb), 0);
 		wmax = fmax(wmax, fabs((double)bev_wrap_deg((hb - ha) * (float)(180 / M_PI))) / dt);
-		NEAR(sqrt((double)b->pose.q[0] * b->pose.q[0] + (double)b->pose.q[1] * b->pose.q[1] +
-			  (double)b->pose.q[2] * b->pose.q[2] + (double)b->pose.q[3] * b->pose.q[3]), 1, 1e-5);
+		NEAR(sqrt((double)b->pose.q[0] * (double)b->pose.q[0] +
+			  (double)b->pose.q[1] * (double)b->pose.q[1] +
+			  (double)b->pose.q[2] * (double)b->pose.q[2] +
+			  (double)b->pose.q[3] * (double)b->pose.q[3]), 1, 1e-5);
 	}
 	assert_true(vmax <= SYNTH_MAX_SPEED_MPS);
 	assert_true(vmax > 0.8);

@@ -452,7 +452,7 @@ static void test_plan_path_around_wall(void **state)
 	 * no-corner-cutting rule sends the path through row 1: from (4, 10)
 	 * to (34, 10) it takes 12 straight and 18 diagonal moves.
 	 */
-	assert_float_equal(len, (12 + 18 * sqrt(2)) * 0.1, 1e-3);
+	assert_float_equal(len, ((12 + 18 * sqrt(2)) * 0.1), 1e-3);
 	/* the goal is the bin's own cell: the target is not an obstacle */
 	assert_true(jnum(res, "goal.offset_to_target_m") <= 0.0711); /* half a cell diagonal */
 
@@ -475,7 +475,7 @@ static void test_plan_path_around_wall(void **state)
 	gx = (int)jnum(res, "goal.cell.0");
 	gy = (int)jnum(res, "goal.cell.1");
 	dj = dijkstra(cells, w, h, sy * w + sx, gy * w + gx);
-	assert_float_equal(len, dj * 0.1, 1e-3);
+	assert_float_equal(len, (dj * 0.1), 1e-3);
 	free(cells);
 	cJSON_Delete(occ);
 

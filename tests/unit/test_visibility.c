@@ -198,7 +198,7 @@ static void test_fisheye(void **state)
 	assert_int_equal(fx_finish(r), 0);
 	assert_int_equal(vis(r, 0, 0, 6, &info), VIS_VISIBLE);
 	/* equidistant: r = f * 50 deg = 640 px to the left of the centre */
-	assert_float_equal(info.u, 704 - f * 50 * FX_DEG, 0.05);
+	assert_float_equal(info.u, (704 - (double)f * 50 * FX_DEG), 0.05);
 	assert_float_equal(info.v, 704, 0.05);
 	assert_int_equal(vis(r, 1, 0, 6, NULL), VIS_OUTSIDE_IMAGE);
 	/* the same box at 50 degrees is outside a 90-degree pinhole */
@@ -431,11 +431,11 @@ static void test_visible_objects_tool(void **state)
 	o = cJSON_GetArrayItem(objs, 1);
 	assert_string_equal(cJSON_GetObjectItem(o, "id")->valuestring, "mug");
 	assert_float_equal(cJSON_GetObjectItem(o, "yaw_deg")->valuedouble,
-			   atan2(0.5, 3) / FX_DEG, 0.01);
+			   (atan2(0.5, 3) / FX_DEG), 0.01);
 	assert_string_equal(cJSON_GetObjectItem(o, "direction")->valuestring, "front");
 	assert_string_equal(cJSON_GetObjectItem(o, "letter")->valuestring, "C");
 	assert_float_equal(cJSON_GetObjectItem(o, "sector_margin_deg")->valuedouble,
-			   22.5 - atan2(0.5, 3) / FX_DEG, 0.01);
+			   (22.5 - atan2(0.5, 3) / FX_DEG), 0.01);
 	assert_float_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "pixel"), 0)->valuedouble,
 			   266.7, 1e-9);
 	assert_float_equal(cJSON_GetObjectItem(o, "distance_m")->valuedouble, 3.056, 1e-9);

@@ -1,0 +1,872 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The generation run: one queue of agent sessions over every stream
+ * (recording x group), served by worker threads; results committed in
+ * index order per stream (see generate.h for the guarantees).
+ */
+#include "generate.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "clips.h"
+#include "err.h"
+#include "hash.h"
+#include "jsonfile.h"
+#include "recording.h"
+#include "rng.h"
+#include "truth.h"
+#include "registry.h"
+#include "store.h"
+
+#define ACTIVE_MAX 4 /* recordings loaded at once */
+
+enum rec_state { REC_PENDING = 0, REC_LOADING, REC_ACTIVE, REC_DONE };
+
+/* The sessions of one group of one recording. */
+struct stream {
+	bool on;                    /* the group is selected */
+	int limit;                  /* candidate indices 0..limit-1 may be tried */
+	int next;                   /* next index to hand out */
+	int inflight;               /* handed out, not yet back */
+	int waiting_qa;             /* back with a QA, waiting for an earlier index */
+	int consumed;               /* results used or discarded, in index order */
+	int produced;               /* QAs used */
+	bool closed;                /* quota met or candidates used up */
+	struct agent_result *slot;  /* by index: results back early */
+	bool *ready;
+	char (*seen)[HASH_HEX_LEN + 1]; /* QA ids used: two candidates on one (T, target) are one QA */
+	int nseen;
+};
+
+struct grec {
+	const char *path;
+	char *id;                   /* the recording's id, once loaded (owned) */
+	struct recording *rec;      /* while loading or active */
+	enum rec_state state;
+	int users;                  /* workers holding a tool context on it */
+	bool ok;                    /* loaded and run */
+	struct stream s[SUBTASK_NGROUPS];
+};
+
+struct held {
+	size_t rec;
+	int group;
+	struct agent_result r;
+};
+
+struct run {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct store *st;
+	const struct gen_params *p;
+	int64_t run_id;
+	struct gen_totals *t;
+	struct grec *recs;
+	size_t nrecs, next_pending;
+	int loading, active;
+	int err;                    /* the first store or internal error */
+	char errmsg[512];
+	struct held *held;          /* regenerate: results written at the end */
+	size_t nheld, capheld;
+};
+
+struct worker {
+	struct run *run;
+	pthread_t th;
+	struct brain *brain;
+	struct store *cache_store;
+	struct llm_cache_ops cache;
+	struct tool_ctx **ctx;      /* per recording, created on first use */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void fail(struct run *r, int rc, const char *what)
+{
+	if (r->err)
+		return;
+	r->err = rc;
+	snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s", what,
+		 err_msg()[0] ? err_msg() : eng_strerror(rc));
+}
+
+/* ======================= Sharding ======================= */
+
+int gen_shard_of(const char *id, int n, int *shard)
+{
+	char hex[HASH_HEX_LEN + 1], head[17];
+	int rc;
+
+	if (!id || n < 1)
+		return ENG_EINVAL;
+	rc = hash_hex(id, strlen(id), hex);
+	if (rc)
+		return rc;
+	memcpy(head, hex, 16);
+	head[16] = '\0';
+	*shard = (int)(strtoull(head, NULL, 16) % (unsigned long long)n);
+	return 0;
+}
+
+/*
+ * The id of the recording at path without loading it when it is native
+ * (its recording.json), else by loading it (*loaded then holds it).
+ */
+static int recording_id(const char *path, char *id, size_t size, struct recording **loaded)
+{
+	cJSON *doc = NULL;
+	const char *v = NULL;
+	char file[4096];
+	int rc = 0;
+
+	*loaded = NULL;
+	if (recording_detect(path) == REC_LAYOUT_NATIVE &&
+	    (size_t)snprintf(file, sizeof(file), "%s/recording.json", path) < sizeof(file) &&
+	    !jsonfile_read(file, &doc))
+		v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, "id"));
+	err_clear();
+	if (!v || !*v) {
+		rc = recording_load(path, REC_LAYOUT_AUTO, loaded);
+		v = rc ? NULL : (*loaded)->id;
+	}
+	if (v)
+		snprintf(id, size, "%s", v);
+	cJSON_Delete(doc);
+	return rc;
+}
+
+/* ======================= Streams ======================= */
+
+static void stream_release(struct stream *s)
+{
+	int i;
+
+	for (i = 0; s->ready && i < s->limit; i++)
+		if (s->ready[i])
+			agent_result_release(&s->slot[i]);
+	free(s->slot);
+	free(s->ready);
+	free(s->seen);
+	memset(s, 0, sizeof(*s));
+}
+
+static void count_drop(struct gen_totals *t, const char *code)
+{
+	int i;
+
+	for (i = 0; i < t->ndrop_codes; i++)
+		if (!strcmp(t->drop_codes[i], code)) {
+			t->drop_counts[i]++;
+			return;
+		}
+	if (t->ndrop_codes < GEN_MAX_DROP_CODES) {
+		snprintf(t->drop_codes[t->ndrop_codes], sizeof(t->drop_codes[0]), "%s", code);
+		t->drop_counts[t->ndrop_codes++] = 1;
+	}
+}
+
+/* Adds the figures of d (one committed batch) to t. */
+static void totals_add(struct gen_totals *t, const struct gen_totals *d)
+{
+	int i, g;
+
+	t->sessions += d->sessions;
+	t->qa_new += d->qa_new;
+	t->qa_kept += d->qa_kept;
+	t->qa_replaced += d->qa_replaced;
+	t->drops += d->drops;
+	t->failed += d->failed;
+	t->t_brain += d->t_brain;
+	t->t_tools += d->t_tools;
+	t->t_truth += d->t_truth;
+	t->t_store += d->t_store;
+	t->prompt_tokens += d->prompt_tokens;
+	t->completion_tokens += d->completion_tokens;
+	for (g = 0; g < SUBTASK_NGROUPS; g++)
+		t->by_group[g] += d->by_group[g];
+	for (i = 0; i < d->ndrop_codes; i++) {
+		long k;
+
+		for (k = 0; k < d->drop_counts[i]; k++)
+			count_drop(t, d->drop_codes[i]);
+	}
+}
+
+/* Writes one used result (or, regenerating, keeps it for the end). */
+static int write_result(struct run *r, size_t ri, int group, const struct agent_result *res,
+			struct gen_totals *d)
+{
+	const char *rec_id = r->recs[ri].id;
+	enum subtask st;
+	enum metric m;
+	int rc, ins = 0;
+
+	subtask_group(group, &st, &m);
+	if (res->status == AGENT_QA) {
+		struct store_qa q = { 0 };
+
+		q.id = res->qa.id;
+		q.run_id = r->run_id;
+		q.recording_id = rec_id;
+		q.category = res->qa.category;
+		q.subtask = res->qa.subtask;
+		q.metric = res->qa.metric;
+		q.t_ns = res->qa.t_ns;
+		q.clip_start_ns = res->qa.clip_start_ns;
+		q.clip_end_ns = res->qa.clip_end_ns;
+		q.frames_json = res->qa.frames_json;
+		q.target = res->qa.target;
+		q.question = res->qa.question;
+		q.options_json = res->qa.options_json;
+		q.answer_index = res->qa.answer_index;
+		q.answer_json = res->qa.answer_json;
+		q.gt_json = res->qa.gt_json;
+		q.qc_json = res->qa.qc_json;
+		q.trace_json = res->trace_json;
+		rc = store_qa_put(r->st, &q, &ins);
+		if (rc)
+			return rc;
+		if (ins == STORE_PUT_NEW)
+			d->qa_new++;
+		else if (ins == STORE_PUT_REPLACED)
+			d->qa_replaced++;
+		else
+			d->qa_kept++;
+		d->by_group[group]++;
+		return 0;
+	} else {
+		const struct subtask_info *si = subtask_info(st);
+		struct store_drop x = { 0 };
+
+		x.run_id = r->run_id;
+		x.recording_id = rec_id;
+		x.category = si->category;
+		x.subtask = si->short_name;
+		x.metric = metric_name(m);
+		x.reason = res->reason_code[0] ? res->reason_code : "unknown";
+		x.t_ns = res->drop_t_ns;
+		x.target = res->drop_target[0] ? res->drop_target : NULL;
+		if (res->status == AGENT_FAILED)
+			d->failed++;
+		else
+			d->drops++;
+		count_drop(d, x.reason);
+		if (r->p->hooks.drop)
+			r->p->hooks.drop(r->p->hooks.ctx, rec_id, group, res);
+		return store_drop_put(r->st, &x);
+	}
+}
+
+static int hold(struct run *r, size_t ri, int group, struct agent_result *res)
+{
+	if (r->nheld == r->capheld) {
+		size_t cap = r->capheld ? 2 * r->capheld : 256;
+		struct held *n = realloc(r->held, cap * sizeof(*n));
+
+		if (!n)
+			return ENG_ENOMEM;
+		r->held = n;
+		r->capheld = cap;
+	}
+	r->held[r->nheld].rec = ri;
+	r->held[r->nheld].group = group;
+	r->held[r->nheld++].r = *res;
+	memset(res, 0, sizeof(*res));
+	return 0;
+}
+
+/*
+ * The letter of the key of the k-th QA a stream uses: blocks of n QAs
+ * take the n letters in a seeded random order, so each group of each
+ * recording spreads its keys evenly over the letters, at any --jobs.
+ */
+static int balanced_letter(const char *rec_id, int group, uint64_t seed, int k, int n)
+{
+	int perm[16], i, block = k / n;
+	uint64_t h = rng_mix64(seed ^ 0x6c657474657273ULL) ^ (uint64_t)group * 0x9e3779b97f4a7c15ULL;
+	const char *c;
+
+	if (n < 2 || n > 16)
+		return -1;
+	for (c = rec_id; *c; c++)
+		h = rng_mix64(h ^ (unsigned char)*c);
+	h = rng_mix64(h ^ (uint64_t)block);
+	for (i = 0; i < n; i++)
+		perm[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		int j = (int)rng_below(&h, (uint64_t)i + 1), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	return perm[k % n];
+}
+
+/* Whether the stream uses this result: closes on the quota; duplicates are skipped. */
+static bool take(struct stream *s, const struct agent_result *res, int per_task)
+{
+	int q;
+
+	if (res->status == AGENT_QA) {
+		for (q = 0; q < s->nseen; q++)
+			if (!strcmp(s->seen[q], res->qa.id))
+				return false;
+		snprintf(s->seen[s->nseen++], sizeof(s->seen[0]), "%s", res->qa.id);
+		if (++s->produced >= per_task)
+			s->closed = true;
+	}
+	return true;
+}
+
+/*
+ * Uses the results of stream (ri, group) that are back in index order:
+ * writes them in one batch (or holds them when regenerating) and counts
+ * them when the batch commits. Called with the lock held.
+ */
+static void consume(struct run *r, size_t ri, int group)
+{
+	struct stream *s = &r->recs[ri].s[group];
+	struct gen_totals d;
+	bool open_tx = false;
+	double t0 = now_s();
+	int rc = 0;
+
+	memset(&d, 0, sizeof(d));
+	while (!rc && s->consumed < s->limit && s->ready[s->consumed]) {
+		struct agent_result *res = &s->slot[s->consumed];
+
+		s->ready[s->consumed] = false;
+		if (res->status == AGENT_QA)
+			s->waiting_qa--;
+		ENG_ASSERT(s->waiting_qa >= 0);
+		s->consumed++;
+		if (s->closed) {
+			r->t->discarded++;
+			agent_result_release(res);
+			continue;
+		}
+		d.sessions++;
+		d.t_brain += res->t_brain_s;
+		d.t_tools += res->t_tools_s;
+		d.t_truth += res->t_truth_s;
+		d.prompt_tokens += res->prompt_tokens;
+		d.completion_tokens += res->completion_tokens;
+		if (take(s, res, r->p->per_task)) {
+			if (res->status == AGENT_QA && res->qa.answer_index >= 0) {
+				int n = r->p->agent.truth.qc.n_options;
+
+				rc = truth_place_key(&res->qa, balanced_letter(r->recs[ri].id, group,
+									       r->p->seed,
+									       s->produced - 1, n));
+			}
+			if (!rc && r->p->regenerate) {
+				/* counted like a write; written at the end */
+				if (res->status == AGENT_QA)
+					d.by_group[group]++;
+				else if (res->status == AGENT_FAILED)
+					d.failed++;
+				else
+					d.drops++;
+				if (res->status != AGENT_QA) {
+					count_drop(&d, res->reason_code[0] ? res->reason_code : "unknown");
+					if (r->p->hooks.drop)
+						r->p->hooks.drop(r->p->hooks.ctx, r->recs[ri].id,
+								 group, res);
+				}
+				rc = hold(r, ri, group, res);
+			} else if (!rc) {
+				if (!open_tx) {
+					rc = store_begin(r->st);
+					open_tx = !rc;
+				}
+				if (!rc)
+					rc = write_result(r, ri, group, res, &d);
+			}
+		}
+		agent_result_release(res);
+		if (s->consumed >= s->limit)
+			s->closed = true;
+	}
+	if (open_tx) {
+		if (!rc)
+			rc = store_commit(r->st);
+		else
+			store_rollback(r->st);
+	}
+	d.t_store = now_s() - t0;
+	if (rc) {
+		fail(r, rc, "store");
+		return;
+	}
+	totals_add(r->t, &d);
+	if (d.sessions && r->p->hooks.progress)
+		r->p->hooks.progress(r->p->hooks.ctx, r->recs[ri].id, group, r->t);
+}
+
+/* ======================= Recordings ======================= */
+
+static bool rec_finished(const struct grec *g)
+{
+	int i;
+
+	for (i = 0; i < SUBTASK_NGROUPS; i++)
+		if (g->s[i].on && (!g->s[i].closed || g->s[i].inflight))
+			return false;
+	return true;
+}
+
+/* Marks an active recording done once its streams are; frees it when nobody holds it. */
+static void rec_check_done(struct run *r, size_t ri)
+{
+	struct grec *g = &r->recs[ri];
+	int i;
+
+	if (g->state != REC_ACTIVE || !rec_finished(g))
+		return;
+	g->state = REC_DONE;
+	g->ok = true;
+	r->active--;
+	r->t->recordings++;
+	for (i = 0; i < SUBTASK_NGROUPS; i++)
+		stream_release(&g->s[i]);
+	pthread_cond_broadcast(&r->cond);
+}
+
+static int stream_init(struct stream *s, int limit)
+{
+	s->on = true;
+	s->limit = limit;
+	s->closed = limit == 0;
+	s->slot = calloc((size_t)limit + 1, sizeof(*s->slot));
+	s->ready = calloc((size_t)limit + 1, sizeof(*s->ready));
+	s->seen = calloc((size_t)limit + 1, sizeof(*s->seen));
+	return s->slot && s->ready && s->seen ? 0 : ENG_ENOMEM;
+}
+
+/* The number of candidate clips of a group, with the seed the sessions use. */
+static int candidate_total(struct tool_ctx *ctx, int group, const struct gen_params *p)
+{
+	struct clips_args a;
+	struct clips_result res;
+
+	memset(&a, 0, sizeof(a));
+	subtask_group(group, &a.subtask, &a.metric);
+	a.count = 1;
+	a.seed = p->seed & 0xffffffffu;
+	a.target = -1;
+	a.t0 = INT64_MIN;
+	a.t1 = INT64_MAX;
+	a.window_s = p->agent.truth.window_s;
+	if (clips_sample(ctx, &a, &res))
+		return 0;
+	return res.total > 1000000000 ? 1000000000 : (int)res.total;
+}
+
+/*
+ * Loads recording ri (outside the lock), decides its shard, stores its
+ * row and sizes its streams with the worker's tool context. Called with
+ * the lock held; returns with it held.
+ */
+static void activate(struct worker *w, size_t ri)
+{
+	struct run *r = w->run;
+	const struct gen_params *p = r->p;
+	struct grec *g = &r->recs[ri];
+	struct recording *rec = NULL;
+	struct tool_ctx *ctx = NULL;
+	int limits[SUBTASK_NGROUPS] = { 0 }, rc = 0, i, mine = 1;
+	char why[512] = "", id[512] = "";
+
+	pthread_mutex_unlock(&r->lock);
+	if (p->shard_n) {
+		int shard = 0;
+
+		rc = recording_id(g->path, id, sizeof(id), &rec);
+		if (!rc)
+			rc = gen_shard_of(id, p->shard_n, &shard);
+		mine = !rc && shard == p->shard_i;
+	}
+	if (!rc && mine && !rec)
+		rc = recording_load(g->path, REC_LAYOUT_AUTO, &rec);
+	if (!rc && mine)
+		rc = tool_ctx_new(rec, &ctx);
+	if (!rc && mine)
+		for (i = 0; i < SUBTASK_NGROUPS; i++)
+			if (p->groups[i]) {
+				limits[i] = candidate_total(ctx, i, p);
+				if (limits[i] > p->max_sessions)
+					limits[i] = p->max_sessions;
+			}
+	if (rc)
+		snprintf(why, sizeof(why), "%s", err_msg()[0] ? err_msg() : eng_strerror(rc));
+	pthread_mutex_lock(&r->lock);
+	r->loading--;
+	if (rc || !mine) {
+		if (rc) {
+			r->t->recordings_failed++;
+			if (p->hooks.rec_error)
+				p->hooks.rec_error(p->hooks.ctx, g->path, why);
+		} else {
+			r->t->other_shards++;
+		}
+		tool_ctx_free(ctx);
+		recording_free(rec);
+		g->state = REC_DONE;
+		pthread_cond_broadcast(&r->cond);
+		return;
+	}
+	{
+		/* an absolute root, so the review page finds the video from anywhere */
+		char *abs = realpath(rec->root, NULL);
+		struct store_recording sr = { rec->id, rec->layout, abs ? abs : rec->root,
+					      recording_t0(rec), recording_t1(rec), NULL };
+
+		rc = store_recording_put(r->st, &sr);
+		free(abs);
+	}
+	for (i = 0; !rc && i < SUBTASK_NGROUPS; i++)
+		if (p->groups[i]) {
+			rc = stream_init(&g->s[i], limits[i]);
+			if (!rc && !limits[i] && p->hooks.no_candidates) {
+				enum subtask st;
+				enum metric m;
+
+				subtask_group(i, &st, &m);
+				clips_explain(ctx, st, m, p->agent.truth.window_s, why, sizeof(why));
+				p->hooks.no_candidates(p->hooks.ctx, rec->id, i, why);
+			}
+		}
+	if (rc) {
+		fail(r, rc, "store");
+		tool_ctx_free(ctx);
+		recording_free(rec);
+		g->state = REC_DONE;
+		pthread_cond_broadcast(&r->cond);
+		return;
+	}
+	g->id = strdup(rec->id);
+	if (!g->id) {
+		fail(r, ENG_ENOMEM, "generate");
+		tool_ctx_free(ctx);
+		recording_free(rec);
+		g->state = REC_DONE;
+		pthread_cond_broadcast(&r->cond);
+		return;
+	}
+	g->rec = rec;
+	g->state = REC_ACTIVE;
+	g->users = 1;
+	w->ctx[ri] = ctx;
+	r->active++;
+	rec_check_done(r, ri);
+	pthread_cond_broadcast(&r->cond);
+}
+
+/* ======================= The queue ======================= */
+
+struct task {
+	size_t rec;
+	int group, index;
+};
+
+/* The next session to run, or false. Called with the lock held. */
+static bool pick(struct run *r, struct task *out)
+{
+	size_t ri;
+	int g;
+
+	for (ri = 0; ri < r->nrecs; ri++) {
+		struct grec *gr = &r->recs[ri];
+
+		if (gr->state != REC_ACTIVE)
+			continue;
+		for (g = 0; g < SUBTASK_NGROUPS; g++) {
+			struct stream *s = &gr->s[g];
+
+			if (!s->on || s->closed || s->next >= s->limit)
+				continue;
+			/* not more in flight than the quota can still use */
+			if (s->produced + s->waiting_qa + s->inflight >= r->p->per_task)
+				continue;
+			out->rec = ri;
+			out->group = g;
+			out->index = s->next++;
+			s->inflight++;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Frees the worker's contexts on recordings that are done (lock held). */
+static void drop_done_contexts(struct worker *w)
+{
+	struct run *r = w->run;
+	size_t ri;
+
+	for (ri = 0; ri < r->nrecs; ri++) {
+		struct grec *g = &r->recs[ri];
+
+		if (!w->ctx[ri] || g->state != REC_DONE)
+			continue;
+		tool_ctx_free(w->ctx[ri]);
+		w->ctx[ri] = NULL;
+		if (--g->users == 0) {
+			recording_free(g->rec);
+			g->rec = NULL;
+		}
+	}
+}
+
+static void run_task(struct worker *w, const struct task *tk)
+{
+	struct run *r = w->run;
+	struct grec *g = &r->recs[tk->rec];
+	struct stream *s = &g->s[tk->group];
+	struct agent_result res;
+	struct brain_session bs;
+	int rc = 0;
+
+	memset(&res, 0, sizeof(res));
+	if (!w->ctx[tk->rec]) {
+		g->users++;
+		pthread_mutex_unlock(&r->lock);
+		rc = tool_ctx_new(g->rec, &w->ctx[tk->rec]);
+	} else {
+		pthread_mutex_unlock(&r->lock);
+	}
+	if (!rc) {
+		memset(&bs, 0, sizeof(bs));
+		bs.recording_id = g->rec->id;
+		subtask_group(tk->group, &bs.subtask, &bs.metric);
+		bs.index = tk->index;
+		bs.seed = r->p->seed;
+		bs.rec = g->rec;
+		rc = agent_run(w->brain, w->ctx[tk->rec], &bs, &r->p->agent, &res);
+		if (rc)
+			err_set(rc, "%s", res.error);
+	}
+	pthread_mutex_lock(&r->lock);
+	s->inflight--;
+	ENG_ASSERT(s->inflight >= 0 && tk->index < s->limit && !s->ready[tk->index]);
+	if (rc) {
+		fail(r, rc, "session");
+		agent_result_release(&res);
+	} else {
+		s->slot[tk->index] = res;
+		s->ready[tk->index] = true;
+		if (res.status == AGENT_QA)
+			s->waiting_qa++;
+		consume(r, tk->rec, tk->group);
+	}
+	rec_check_done(r, tk->rec);
+	pthread_cond_broadcast(&r->cond);
+}
+
+static bool work_left(const struct run *r)
+{
+	size_t ri;
+
+	if (r->next_pending < r->nrecs || r->loading)
+		return true;
+	for (ri = 0; ri < r->nrecs; ri++)
+		if (r->recs[ri].state == REC_ACTIVE)
+			return true;
+	return false;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->run;
+	struct task tk;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		drop_done_contexts(w);
+		if (r->err)
+			break;
+		if (pick(r, &tk)) {
+			run_task(w, &tk);
+			continue;
+		}
+		if (r->next_pending < r->nrecs && r->active + r->loading < ACTIVE_MAX) {
+			size_t ri = r->next_pending++;
+
+			r->recs[ri].state = REC_LOADING;
+			r->loading++;
+			activate(w, ri);
+			continue;
+		}
+		if (!work_left(r))
+			break;
+		pthread_cond_wait(&r->cond, &r->lock);
+	}
+	drop_done_contexts(w);
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* ======================= The run ======================= */
+
+static int cache_get(void *ctx, const char *key, char **resp, int *status)
+{
+	return store_cache_get(ctx, key, resp, status);
+}
+
+static int cache_put(void *ctx, const char *key, const char *req, const char *resp,
+		     int status, long latency_ms)
+{
+	return store_cache_put(ctx, key, req, resp, status, latency_ms);
+}
+
+static int workers_start(struct run *r, struct brain *b, struct worker *w, int n)
+{
+	int i, rc = 0;
+
+	for (i = 0; !rc && i < n; i++) {
+		const struct llm_cache_ops *cache = NULL;
+
+		w[i].run = r;
+		w[i].ctx = calloc(r->nrecs + 1, sizeof(*w[i].ctx));
+		if (!w[i].ctx)
+			return ENG_ENOMEM;
+		if (r->p->cache) {
+			rc = store_open(r->p->db, 0, &w[i].cache_store);
+			if (rc)
+				return rc;
+			w[i].cache.get = cache_get;
+			w[i].cache.put = cache_put;
+			w[i].cache.ctx = w[i].cache_store;
+			cache = &w[i].cache;
+		}
+		rc = brain_clone(b, cache, &w[i].brain);
+	}
+	return rc;
+}
+
+/* Regenerating: supersede what each processed recording had, write the new, in one batch. */
+static int write_held(struct run *r)
+{
+	struct gen_totals d;
+	double t0 = now_s();
+	size_t i, ri;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	rc = store_begin(r->st);
+	for (ri = 0; !rc && ri < r->nrecs; ri++) {
+		int64_t n = 0;
+
+		if (!r->recs[ri].ok)
+			continue;
+		rc = store_qa_supersede(r->st, r->p->category, r->recs[ri].id, &n);
+		r->t->superseded += n;
+	}
+	for (i = 0; !rc && i < r->nheld; i++)
+		rc = write_result(r, r->held[i].rec, r->held[i].group, &r->held[i].r, &d);
+	if (!rc)
+		rc = store_commit(r->st);
+	else
+		store_rollback(r->st);
+	if (rc) {
+		r->t->superseded = 0;
+		return rc;
+	}
+	/* the counts were taken when the results were used; only the store's answers are new */
+	r->t->qa_new += d.qa_new;
+	r->t->qa_kept += d.qa_kept;
+	r->t->qa_replaced += d.qa_replaced;
+	r->t->t_store += now_s() - t0;
+	return 0;
+}
+
+int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_params *p,
+	    struct gen_totals *totals)
+{
+	struct run r;
+	struct worker *w = NULL;
+	int i, n = p->jobs < 1 ? 1 : p->jobs, started = 0, rc = 0;
+	size_t ri;
+
+	memset(totals, 0, sizeof(*totals));
+	memset(&r, 0, sizeof(r));
+	r.st = st;
+	r.p = p;
+	r.run_id = run_id;
+	r.t = totals;
+	r.nrecs = p->npaths;
+	r.recs = calloc(r.nrecs + 1, sizeof(*r.recs));
+	w = calloc((size_t)n, sizeof(*w));
+	if (!r.recs || !w) {
+		free(r.recs);
+		free(w);
+		return ENG_ENOMEM;
+	}
+	for (ri = 0; ri < r.nrecs; ri++)
+		r.recs[ri].path = p->paths[ri];
+	pthread_mutex_init(&r.lock, NULL);
+	pthread_cond_init(&r.cond, NULL);
+	rc = workers_start(&r, b, w, n);
+	for (i = 0; !rc && i < n; i++) {
+		if (pthread_create(&w[i].th, NULL, worker_main, &w[i])) {
+			rc = err_set(ENG_ENOMEM, "cannot start a worker thread");
+			break;
+		}
+		started++;
+	}
+	if (rc) {
+		pthread_mutex_lock(&r.lock);
+		fail(&r, rc, "generate");
+		pthread_cond_broadcast(&r.cond);
+		pthread_mutex_unlock(&r.lock);
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].th, NULL);
+	if (!r.err && p->regenerate) {
+		rc = write_held(&r);
+		if (rc)
+			fail(&r, rc, "store");
+	}
+	for (ri = 0; ri < r.nrecs; ri++) {
+		for (i = 0; i < SUBTASK_NGROUPS; i++)
+			stream_release(&r.recs[ri].s[i]);
+		recording_free(r.recs[ri].rec);
+		free(r.recs[ri].id);
+	}
+	for (ri = 0; ri < r.nheld; ri++)
+		agent_result_release(&r.held[ri].r);
+	for (i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; w[i].ctx && k < r.nrecs; k++)
+			tool_ctx_free(w[i].ctx[k]);
+		free(w[i].ctx);
+		brain_free(w[i].brain);
+		store_close(w[i].cache_store);
+	}
+	rc = r.err;
+	if (rc)
+		err_set(rc, "%s", r.errmsg);
+	free(r.held);
+	free(r.recs);
+	free(w);
+	pthread_cond_destroy(&r.cond);
+	pthread_mutex_destroy(&r.lock);
+	if (rc)
+		return rc;
+	return totals->recordings_failed ? -1 : 0;
+}
