@@ -12,9 +12,11 @@
 # DOC keeps its prose as it is; only the text between a marker pair
 #   <!-- bench:NAME -->  and  <!-- /bench:NAME -->
 # is replaced: by every table named NAME or NAME-something, in the order
-# they were declared, or for NAME = targets by all target lines. A marker
-# whose tables did not appear in LOG says so, so the file is always the
-# output of the last run.
+# they were declared, for NAME = targets by all target lines, and for
+# NAME = others by the figure lines (those with "ours" or "target") of
+# every program that printed no table (bench/run.sh writes "program: NAME"
+# before each one's output). A marker whose tables did not appear in LOG
+# says so, so the file is always the output of the last run.
 set -u
 log=$1
 doc=$2
@@ -37,6 +39,24 @@ function table_row(n, a,    s, i) {
 }
 function render(name,    t, k, shown, n, i, h, sep) {
 	shown = 0
+	if (name == "others") {
+		for (k = 1; k <= nprog; k++) {
+			if (tabled[k] || !nline[k])
+				continue
+			if (shown)
+				print ""
+			print "`" prog[k] "`:"
+			print ""
+			print "```"
+			for (i = 1; i <= nline[k]; i++)
+				print line[k, i]
+			print "```"
+			shown = 1
+		}
+		if (!shown)
+			print "_No other benchmark printed figures in this run._"
+		return
+	}
 	if (name == "targets") {
 		if (!ntarget) {
 			print "_Not measured in this run._"
@@ -67,6 +87,14 @@ function render(name,    t, k, shown, n, i, h, sep) {
 		print "_Not measured in this run (its benchmark did not run or printed no table)._"
 }
 FNR == NR {
+	if ($0 ~ /^program: /) {
+		prog[++nprog] = substr($0, 10)
+		next
+	}
+	if ($0 ~ /^(head|row|target): /)
+		tabled[nprog] = 1
+	else if (nprog && ($0 ~ / ours / || $0 ~ /target/) && nline[nprog] < 40)
+		line[nprog, ++nline[nprog]] = $0
 	if ($0 ~ /^head: /) {
 		n = cells(substr($0, 7), c)
 		t = id[c[1]]

@@ -93,6 +93,7 @@ status=0
 for b in "$BUILD"/bench/*; do
 	[ -f "$b" ] && [ -x "$b" ] || continue
 	echo "== $(basename "$b")"
+	echo "program: $(basename "$b")" >>"$log"
 	{ "$b"; echo $? >"$BENCH_WORK/rc"; } | tee -a "$log"
 	rc=$(cat "$BENCH_WORK/rc")
 	if [ "$rc" -ne 0 ]; then
