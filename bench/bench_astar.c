@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Grid search benchmark: our fast search (geometry/jps, jump point search
- * with jump tables and 32 landmarks) and plain A* (geometry/astar, the
+ * with jump tables and 48 landmarks) and plain A* (geometry/astar, the
  * reference) against Boost.Graph astar_search, and networkx on a few
  * scenarios for reference, on random Moving AI maps.
  *
@@ -50,7 +50,7 @@
 #define NSCEN 128
 #define REPS 3
 #define ROUNDS 2     /* alternating rounds of ours and Boost */
-#define LANDMARKS 32 /* of the fast search */
+#define LANDMARKS 48 /* of the fast search */
 #define NX_SUBSET 5
 
 struct bench_map {

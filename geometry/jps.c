@@ -92,11 +92,11 @@ struct jps_ws {
 	uint8_t *pass;          /* padded passability, border 0 */
 	uint8_t *moves;         /* padded legal-move masks, bit d */
 	unsigned char *rec;     /* cap cell records of 1 << shift bytes */
-	int shift;              /* 5, or 6 with landmarks */
+	int shift;              /* 5; 6 with up to 16 landmarks, 7 with more */
 	int32_t *comp;          /* component label per padded cell, -1 blocked */
 	uint8_t *scratch;       /* max_w * max_h cells for jps_nearest_reachable */
 	int32_t off[8];         /* index offset of each direction */
-	int nlm;                /* landmarks per cell (0, 8 or 16) */
+	int nlm;                /* landmarks per cell (a multiple of 8) */
 	int32_t lm_comp;        /* component the landmarks lie in, -1 none */
 	int32_t lm_cell[JPS_MAX_LANDMARKS]; /* padded landmark cells */
 	double lm_inv;          /* cells per stored landmark unit */

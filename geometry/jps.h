@@ -55,12 +55,13 @@
 struct jps_ws;
 
 /* Most landmarks a workspace can hold. */
-#define JPS_MAX_LANDMARKS 32
+#define JPS_MAX_LANDMARKS 48
 
 /*
  * Makes a workspace for grids of up to max_w x max_h cells with
- * `landmarks` landmarks (0, 8, 16, 24 or 32): about 55 bytes per cell
- * without landmarks, 105 with 8 or 16, 169 with 24 or 32. Returns NULL
+ * `landmarks` landmarks (a multiple of 8 up to JPS_MAX_LANDMARKS): about
+ * 55 bytes per cell without landmarks, 105 with 8 or 16, 169 with 24 to
+ * 48. Returns NULL
  * for a size below 1 or above GRID_MAX_DIM, a landmark count not in that
  * list, or when memory runs out. Free it with jps_ws_free().
  */

@@ -101,7 +101,7 @@ static void run_benchmark(const char *map_path, const char *scen_path,
 
 static void test_movingai(void **state)
 {
-	static const int lms[] = { 0, 8, 32 };
+	static const int lms[] = { 0, 16, JPS_MAX_LANDMARKS };
 	size_t k;
 
 	(void)state;
