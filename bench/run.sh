@@ -84,7 +84,12 @@ log="$BENCH_WORK/bench.log"
 	echo "row: machine | memory | $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
 	echo "row: machine | system | $(uname -sr), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
 	echo "row: machine | compiler | $(${CC:-cc} --version | head -n 1), flags of the Makefile (-O2 -g, no -march)"
-	echo "row: machine | commit | $(git describe --always --dirty --abbrev=10 2>/dev/null || echo unknown)"
+	# the code measured: changes to the document itself (the last run's) do not count
+	commit=$(git describe --always --abbrev=10 2>/dev/null || echo unknown)
+	if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ":(exclude)$PERF_DOC" 2>/dev/null; then
+		commit="$commit with uncommitted changes"
+	fi
+	echo "row: machine | commit | $commit"
 	echo "row: machine | started | $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "row: machine | load average at the start | $load0 (1, 5, 15 min)"
 	echo "row: machine | command | make bench (bench/run.sh)"
