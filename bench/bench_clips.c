@@ -88,6 +88,7 @@ int main(int argc, char **argv)
 	double t, cold_total = 0, warm_us = 0, seed_us = 0;
 	char args[256];
 	size_t s;
+	double us;
 	int i, n = 2000;
 
 	if (load(path, &rec) || tool_ctx_new(rec, &ctx))
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
 	printf("recording %s: %.0f s, %zu objects, %zu gaze samples, %zu actions\n", rec->id,
 	       (double)(recording_t1(rec) - recording_t0(rec)) / 1e9, rec->nobjects, rec->ngaze,
 	       rec->nactions);
+	printf("head: clips | call | figures (recording %s)\n", rec->id);
 	for (s = 0; s < sizeof(subs) / sizeof(subs[0]); s++) {
 		double total, cold, warm, reseed;
 
@@ -121,6 +123,9 @@ int main(int argc, char **argv)
 		seed_us += reseed / 5;
 		printf("%-30s %5.0f candidates; first call %7.1f ms, warm %6.1f us/call, new seed %6.1f us/call\n",
 		       subs[s], total, cold * 1e3, warm, reseed);
+		printf("row: clips | sample_clips %s | %.0f candidates; first call %.1f ms, warm "
+		       "%.1f us/call, new seed %.1f us/call\n", subs[s], total, cold * 1e3, warm,
+		       reseed);
 	}
 	printf("sample_clips first calls: %.0f ms in all (caches built once per recording)\n",
 	       cold_total * 1e3);
@@ -135,7 +140,9 @@ int main(int argc, char **argv)
 			 (int64_t)i * (recording_t1(rec) - recording_t0(rec)) / 200));
 		call(ctx, "visible_objects", args);
 	}
-	printf("visible_objects: %.1f us/call\n", (now_s() - t) / 200 * 1e6);
+	us = (now_s() - t) / 200 * 1e6;
+	printf("visible_objects: %.1f us/call\n", us);
+	printf("row: clips | visible_objects | %.1f us/call\n", us);
 	t = now_s();
 	for (i = 0; i < 50; i++) {
 		snprintf(args, sizeof(args), "{\"t\":%lld,\"target\":\"%s\"}",
@@ -143,14 +150,18 @@ int main(int argc, char **argv)
 				    recording_t0(rec))), rec->objects[(size_t)i % rec->nobjects].id);
 		call(ctx, "plan_path", args);
 	}
-	printf("plan_path: %.1f us/call (grid + A* + legs)\n", (now_s() - t) / 50 * 1e6);
+	us = (now_s() - t) / 50 * 1e6;
+	printf("plan_path: %.1f us/call (grid + A* + legs)\n", us);
+	printf("row: clips | plan_path (grid, A*, legs) | %.1f us/call\n", us);
 	t = now_s();
 	for (i = 0; i < 50; i++) {
 		snprintf(args, sizeof(args), "{\"t\":%lld}", (long long)(recording_t0(rec) +
 			 (int64_t)i * 10000000000LL % (recording_t1(rec) - recording_t0(rec))));
 		call(ctx, "build_occupancy", args);
 	}
-	printf("build_occupancy: %.1f us/call\n", (now_s() - t) / 50 * 1e6);
+	us = (now_s() - t) / 50 * 1e6;
+	printf("build_occupancy: %.1f us/call\n", us);
+	printf("row: clips | build_occupancy | %.1f us/call\n", us);
 	t = now_s();
 	for (i = 0; i < 20; i++) {
 		snprintf(args, sizeof(args), "{\"t0\":%lld,\"t1\":%lld,\"step\":60}",
@@ -158,7 +169,9 @@ int main(int argc, char **argv)
 			 (long long)(recording_t0(rec) + (int64_t)i * 20000000000LL + 10000000000LL));
 		call(ctx, "cast_gaze", args);
 	}
-	printf("cast_gaze over 10 s (600 rays): %.1f us/call\n", (now_s() - t) / 20 * 1e6);
+	us = (now_s() - t) / 20 * 1e6;
+	printf("cast_gaze over 10 s (600 rays): %.1f us/call\n", us);
+	printf("row: clips | cast_gaze over 10 s (600 rays) | %.1f us/call\n", us);
 	tool_ctx_free(ctx);
 	recording_free(rec);
 	return 0;

@@ -3,10 +3,15 @@
  * proxima generate end to end. (a) The local brain on the bundled example
  * (examples/kitchen-10min, or a 10-minute synthetic kitchen when it is
  * missing), --jobs 2: QAs per second over the whole command and the share
- * of time per stage; target 200 QA/s on 2 cores. (b) The openai brain
- * against the loopback stub (build/tests/llm_stub) answering each request
- * after 200 ms, sessions of three turns (sample_clips, spatial_relation,
- * submit_qa): --jobs 16 against 16 times --jobs 1; target 80%.
+ * of time per stage; target 1000 QA/s on 2 cores (issue 13). (b) The cost
+ * per QA against the recording's length: two synthetic kitchens written
+ * with `proxima synth --minutes 10` and `--minutes 120` (same seed), each
+ * generated with the local brain at --jobs 2; the 120-minute one's
+ * seconds per QA over the 10-minute one's, target at most 1.2 (issue 13).
+ * (c) The openai brain against the loopback stub (build/tests/llm_stub)
+ * answering each request after 200 ms, sessions of three turns
+ * (sample_clips, spatial_relation, submit_qa): --jobs 16 against 16 times
+ * --jobs 1; target 80%.
  *
  * usage: bench_generate [RECORDING]
  * Environment: BUILD (default build), BENCH_WORK (default $BUILD/bench/work).
@@ -29,7 +34,8 @@
 #include "registry.h"
 #include "synth.h"
 
-#define LOCAL_TARGET 200.0
+#define LOCAL_TARGET 1000.0
+#define LENGTH_TARGET 1.2 /* 120-minute over 10-minute seconds per QA */
 #define OPENAI_LATENCY_MS 200
 #define JOBS_WIDE 16
 
@@ -175,13 +181,91 @@ static int bench_local(const char *rec)
 	}
 	printf("generate local: ours %.0f QA/s, target %.0f, ratio %.2f\n", best, LOCAL_TARGET,
 	       best / LOCAL_TARGET);
+	printf("target: generate | local brain, %s, --jobs 2, best of 3 | %ld QAs, %.0f QA/s | "
+	       "%.0f QA/s | %.2f | >= 1 | %s\n", rec, bs.qas, best, LOCAL_TARGET,
+	       best / LOCAL_TARGET, best >= LOCAL_TARGET ? "PASS" : "FAIL");
 	printf("generate local stages: brain %d%%, tools %d%%, truth+qc %d%%, store %d%% "
 	       "(%ld QAs, %ld sessions, whole command, --jobs 2, best of 3)\n",
 	       bs.brain, bs.tools, bs.truth, bs.store, bs.qas, bs.sessions);
+	printf("row: generate | local brain, %s, --jobs 2 (best of 3) | %ld QAs, %ld sessions, "
+	       "%.2f s, %.0f QA/s; brain %d%%, tools %d%%, truth+qc %d%%, store %d%%\n", rec,
+	       bs.qas, bs.sessions, (double)bs.qas / best, best, bs.brain, bs.tools, bs.truth,
+	       bs.store);
 	return 0;
 }
 
-/* ======================= (b) openai brain against the stub ======================= */
+/* ======================= (b) cost per QA against length ======================= */
+
+/* Writes a synthetic kitchen of `minutes` into dir with proxima synth. */
+static int synth_kitchen(int minutes, const char *dir)
+{
+	char m[16], out[4096];
+	char *argv[] = { proxima, (char *)(uintptr_t)"synth", (char *)(uintptr_t)"--scene",
+			 (char *)(uintptr_t)"kitchen", (char *)(uintptr_t)"--minutes", m,
+			 (char *)(uintptr_t)"--seed", (char *)(uintptr_t)"1", (char *)(uintptr_t)"-o",
+			 (char *)(uintptr_t)dir, (char *)(uintptr_t)"--force", NULL };
+	double secs;
+
+	snprintf(m, sizeof(m), "%d", minutes);
+	if (run(argv, out, sizeof(out), &secs))
+		return -1;
+	printf("  synth %d min: %.1f s\n", minutes, secs);
+	return 0;
+}
+
+/* Seconds per QA of one local --jobs 2 run on rec (whole command). */
+static int per_qa(const char *rec, double *spq, struct summary *s, double *wall)
+{
+	char db[600], out[16384];
+	char *argv[] = { proxima, (char *)(uintptr_t)"generate", (char *)(uintptr_t)rec,
+			 (char *)(uintptr_t)"--db", db, (char *)(uintptr_t)"--jobs",
+			 (char *)(uintptr_t)"2", (char *)(uintptr_t)"--quiet", NULL };
+
+	fresh_db(db, sizeof(db), "generate_length.db");
+	if (run(argv, out, sizeof(out), wall) || parse_summary(out, s) || s->qas <= 0)
+		return -1;
+	*spq = *wall / (double)s->qas;
+	return 0;
+}
+
+static int bench_length(void)
+{
+	static const int minutes[2] = { 10, 120 };
+	char dir[2][600];
+	double spq[2], wall[2];
+	struct summary s[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(dir[i], sizeof(dir[i]), "%s/kitchen-%dmin-synth", work, minutes[i]);
+		if (synth_kitchen(minutes[i], dir[i])) {
+			printf("generate length: n/a (proxima synth --minutes %d failed)\n",
+			       minutes[i]);
+			return 1;
+		}
+		if (per_qa(dir[i], &spq[i], &s[i], &wall[i])) {
+			printf("generate length: n/a (proxima generate failed on the %d-minute "
+			       "recording)\n", minutes[i]);
+			return 1;
+		}
+		printf("  length %d min: %ld QAs, %ld sessions in %.2f s, %.2f ms per QA\n",
+		       minutes[i], s[i].qas, s[i].sessions, wall[i], 1e3 * spq[i]);
+		printf("row: generate | local brain, synthetic kitchen %d min (proxima synth "
+		       "--minutes %d --seed 1), --jobs 2 | %ld QAs, %ld sessions, %.2f s, %.2f ms "
+		       "per QA\n", minutes[i], minutes[i], s[i].qas, s[i].sessions, wall[i],
+		       1e3 * spq[i]);
+	}
+	printf("generate length: 120 min %.2f ms/QA, 10 min %.2f ms/QA, ratio %.2f, "
+	       "target %.1f\n", 1e3 * spq[1], 1e3 * spq[0], spq[1] / spq[0], LENGTH_TARGET);
+	printf("target: generate | seconds per QA, synthetic kitchen 120 min over 10 min "
+	       "(--jobs 2) | %.2f ms/QA (%ld QAs in %.1f s) | %.2f ms/QA (%ld QAs in %.1f s) | "
+	       "%.2f | <= %.1f | %s\n", 1e3 * spq[1], s[1].qas, wall[1], 1e3 * spq[0],
+	       s[0].qas, wall[0], spq[1] / spq[0], LENGTH_TARGET,
+	       spq[1] / spq[0] <= LENGTH_TARGET ? "PASS" : "FAIL");
+	return 0;
+}
+
+/* ======================= (c) openai brain against the stub ======================= */
 
 /* One clip of intention.head_turn/approx: the stub's scripted session. */
 static int write_script(const char *rec_dir, const char *path)
@@ -351,6 +435,9 @@ static int bench_openai(const char *rec)
 		printf("generate openai jobs16: n/a (proxima generate failed)\n");
 		return 1;
 	}
+	printf("row: generate | openai brain against the stub (200 ms a reply), --jobs 16 "
+	       "vs 16 x --jobs 1 | %.2f vs %.2f sessions/s, ratio %.2f (target 0.80)\n",
+	       r16, JOBS_WIDE * r1, r16 / (JOBS_WIDE * r1));
 	printf("generate openai jobs16: ours %.2f sessions/s, ideal %.2f (16 x jobs1), ratio %.2f\n",
 	       r16, JOBS_WIDE * r1, r16 / (JOBS_WIDE * r1));
 	printf("generate openai: load average %.2f at the end\n", load1());
@@ -391,7 +478,9 @@ int main(int argc, char **argv)
 		synth_free(s);
 	}
 	printf("generate: recording %s, load average %.2f\n", rec, load1());
+	printf("head: generate | run | figures (whole command, loading included)\n");
 	rc |= bench_local(rec);
+	rc |= bench_length();
 	rc |= bench_openai(rec);
 	return rc;
 }

@@ -60,6 +60,7 @@ int main(void)
 	size_t si;
 
 	grid_defaults(&gp);
+	printf("head: grid | scene | grid | grids/s | boxes/s | cells/s\n");
 	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
 		size_t n = sizes[si], cells_n;
 		float side = 6.0f * sqrtf((float)n / 32.0f), lo[2], hi[2], cam[3], fz;
@@ -99,6 +100,8 @@ int main(void)
 		printf("occupancy %zu boxes (%dx%d cells): ours %.0f grids/s, %.2f Mboxes/s, %.1f Mcells/s\n",
 		       n, w, h, 1.0 / best, (double)n / best * 1e-6,
 		       (double)w * h / best * 1e-6);
+		printf("row: grid | %zu boxes | %d x %d | %.0f | %.2f M | %.1f M\n", n, w, h,
+		       1.0 / best, (double)n / best * 1e-6, (double)w * h / best * 1e-6);
 		free(cells);
 		free(b);
 	}

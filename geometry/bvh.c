@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * 8-wide BVH over oriented boxes: binned-SAH build, refit, and single-ray
- * traversal with SSE2 node and leaf tests (a scalar path elsewhere).
+ * traversal with SSE2, AVX2 or AVX-512 node and leaf tests chosen at run
+ * time (a scalar path off x86).
  */
 #include "bvh.h"
 
@@ -24,7 +25,10 @@
 #ifndef BVH_W
 #define BVH_W 8         /* children per node: 2 SSE groups of 4 */
 #endif
-#define BVH_LEAF_MAX 4  /* boxes per leaf = one SSE packet */
+#ifndef BVH_PK
+#define BVH_PK 8        /* boxes per leaf packet: one AVX or two SSE groups */
+#endif
+#define BVH_LEAF_MAX BVH_PK
 #define BVH_BINS 32     /* SAH bins per axis */
 #define BVH_MAX_DEPTH 40 /* deeper ranges are split by index halves */
 /* a level pushes at most BVH_W - 1; index halves add at most 31 levels */
@@ -46,16 +50,20 @@ struct bvh_node {
 	int32_t pad[BVH_W];     /* to 128 (W = 4) or 256 (W = 8) bytes */
 };
 
-/* Four boxes of one leaf, SoA, in the box frame form ray_obb uses. */
+/*
+ * The boxes of one leaf (up to BVH_PK, filled from lane 0), SoA, in the
+ * box frame form ray_obb uses.
+ */
 struct bvh_packet {
-	float c[3][4];     /* centre, component j of lane */
-	float ax[3][3][4]; /* ax[k][j]: component j of box axis k */
-	float h[3][4];     /* half-extents */
-	int32_t idx[4];    /* box index, -1 = unused lane */
+	float c[3][BVH_PK];     /* centre, component j of lane */
+	float ax[3][3][BVH_PK]; /* ax[k][j]: component j of box axis k */
+	float h[3][BVH_PK];     /* half-extents */
+	int32_t idx[BVH_PK];    /* box index, -1 = unused lane */
 };
 
 struct bvh {
 	size_t n;                   /* boxes */
+	int isa;                    /* kernel used by queries (BVH_ISA_*) */
 	int32_t root;               /* root reference */
 	struct bvh_node *nodes;     /* preorder: a child after its parent */
 	size_t nnodes;
@@ -167,7 +175,7 @@ static void packet_clear(struct bvh_packet *pk)
 	int lane;
 
 	memset(pk, 0, sizeof(*pk));
-	for (lane = 0; lane < 4; lane++)
+	for (lane = 0; lane < BVH_PK; lane++)
 		pk->idx[lane] = -1;
 }
 
@@ -378,6 +386,8 @@ static int build_into(struct bvh *b, const struct obb *boxes)
 	return 0;
 }
 
+static int best_isa(void);
+
 static void *alloc_aligned(size_t count, size_t size)
 {
 	size_t bytes = count * size;
@@ -399,6 +409,7 @@ int bvh_build(const struct obb *boxes, size_t n, struct bvh **out)
 	if (!b)
 		return ENG_ENOMEM;
 	b->n = n;
+	b->isa = best_isa();
 	/* leaves and inner nodes are each at most n (>= 1 box per leaf) */
 	b->cap = n ? n : 1;
 	b->nodes = alloc_aligned(b->cap, sizeof(struct bvh_node));
@@ -465,7 +476,7 @@ static void ref_bounds(const struct bvh *b, int32_t ref, float lo[3],
 	if (ref < 0) {
 		const struct bvh_packet *pk = &b->packets[BVH_PACKET(ref)];
 
-		for (j = 0; j < 4; j++) {
+		for (j = 0; j < BVH_PK; j++) {
 			int32_t bi = pk->idx[j];
 
 			if (bi >= 0)
@@ -503,7 +514,7 @@ int bvh_refit(struct bvh *b, const struct obb *boxes)
 	for (i = 0; i < b->npackets; i++) {
 		struct bvh_packet *pk = &b->packets[i];
 
-		for (j = 0; j < 4; j++)
+		for (j = 0; j < BVH_PK; j++)
 			if (pk->idx[j] >= 0)
 				packet_set_lane(pk, j, &boxes[pk->idx[j]],
 						pk->idx[j]);
@@ -534,10 +545,6 @@ int bvh_refit(struct bvh *b, const struct obb *boxes)
 #endif
 
 /* ======================= Queries ======================= */
-
-/* Lowest set bit of a 4-bit mask. */
-static const signed char ctz4[16] = { -1, 0, 1, 0, 2, 0, 1, 0,
-				      3, 0, 1, 0, 2, 0, 1, 0 };
 
 /* Lowest set bit of a non-zero child mask. */
 BVH_INLINE int lowbit(unsigned m)
@@ -641,26 +648,26 @@ BVH_INLINE int node_test(const struct bvh_node *nd, const struct ray_sse *s,
  * operations in the same order, so that hits and distances are bitwise
  * those of ray_obb. Returns the lane mask of hits, entry distances in t0.
  */
-BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
-		       __m128 tmax, float t0_out[4])
+BVH_INLINE int packet_test4(const struct bvh_packet *pk, int g,
+			    const struct ray_sse *s, __m128 tmax, float t0_out[4])
 {
 	const __m128 tiny = _mm_set1_ps(1e-12f);
 	const __m128 absmask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
 	const __m128 pinf = _mm_set1_ps(INFINITY);
-	__m128 rx = _mm_sub_ps(s->o[0], _mm_load_ps(pk->c[0]));
-	__m128 ry = _mm_sub_ps(s->o[1], _mm_load_ps(pk->c[1]));
-	__m128 rz = _mm_sub_ps(s->o[2], _mm_load_ps(pk->c[2]));
+	__m128 rx = _mm_sub_ps(s->o[0], _mm_load_ps(&pk->c[0][g]));
+	__m128 ry = _mm_sub_ps(s->o[1], _mm_load_ps(&pk->c[1][g]));
+	__m128 rz = _mm_sub_ps(s->o[2], _mm_load_ps(&pk->c[2][g]));
 	__m128 t0 = _mm_setzero_ps(), t1 = tmax;
 	__m128 ok = _mm_castsi128_ps(_mm_cmpgt_epi32(
-		_mm_load_si128((const __m128i *)(const void *)pk->idx),
+		_mm_load_si128((const __m128i *)(const void *)&pk->idx[g]),
 		_mm_set1_epi32(-1)));
 	int k;
 
 	for (k = 0; k < 3; k++) {
-		__m128 a0 = _mm_load_ps(pk->ax[k][0]);
-		__m128 a1 = _mm_load_ps(pk->ax[k][1]);
-		__m128 a2 = _mm_load_ps(pk->ax[k][2]);
-		__m128 h = _mm_load_ps(pk->h[k]);
+		__m128 a0 = _mm_load_ps(&pk->ax[k][0][g]);
+		__m128 a1 = _mm_load_ps(&pk->ax[k][1][g]);
+		__m128 a2 = _mm_load_ps(&pk->ax[k][2][g]);
+		__m128 h = _mm_load_ps(&pk->h[k][g]);
 		__m128 nh = _mm_sub_ps(_mm_setzero_ps(), h);
 		__m128 o = _mm_add_ps(_mm_add_ps(_mm_mul_ps(rx, a0),
 						 _mm_mul_ps(ry, a1)),
@@ -696,6 +703,19 @@ BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
 	}
 	_mm_storeu_ps(t0_out, t0);
 	return _mm_movemask_ps(_mm_and_ps(ok, _mm_cmple_ps(t0, t1)));
+}
+
+/* Both groups of a packet; the second only when it holds a box. */
+BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
+			   __m128 tmax, float t0_out[BVH_PK])
+{
+	int mask = packet_test4(pk, 0, s, tmax, t0_out);
+
+#if BVH_PK == 8
+	if (pk->idx[4] >= 0)
+		mask |= packet_test4(pk, 4, s, tmax, t0_out + 4) << 4;
+#endif
+	return mask;
 }
 
 #else /* scalar path */
@@ -740,11 +760,11 @@ BVH_INLINE int node_test(const struct bvh_node *nd, const struct ray_sse *s,
 }
 
 BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
-		       float tmax, float t0_out[4])
+		       float tmax, float t0_out[BVH_PK])
 {
 	int j, k, a, mask = 0;
 
-	for (j = 0; j < 4; j++) {
+	for (j = 0; j < BVH_PK; j++) {
 		struct obb o;
 
 		if (pk->idx[j] < 0)
@@ -769,6 +789,235 @@ BVH_INLINE int packet_test(const struct bvh_packet *pk, const struct ray_sse *s,
 #define TMAX_ARG(x) (x)
 #endif
 
+/* ======================= Wider kernels (chosen at run time) ======================= */
+
+/*
+ * The kernels: SSE2 (the x86-64 baseline, always there), AVX2 and
+ * AVX-512, compiled for their instruction sets with target attributes
+ * only (no -m flag for the file), picked by bvh_build() from what the
+ * CPU reports. Each one runs the same traversal (cast_body() and
+ * occluded_body(), inlined into a wrapper compiled for that set) with
+ * the same floating-point operations in the same order, so all three
+ * answer bitwise alike.
+ */
+enum { ISA_SSE2 = BVH_ISA_SSE2, ISA_AVX2 = BVH_ISA_AVX2, ISA_AVX512 = BVH_ISA_AVX512 };
+
+#if BVH_SSE && defined(__GNUC__)
+#define BVH_X86 1
+#include <immintrin.h>
+#define BVH_TGT_AVX2 __attribute__((target("avx2")))
+#define BVH_TGT_AVX512 __attribute__((target("avx2,avx512f,avx512vl,avx512dq,avx512bw")))
+
+struct ray_avx {
+	__m256 o[3], inv[3];
+};
+
+BVH_TGT_AVX2 static inline void ray_avx_init(const struct ray_pre *p,
+					     struct ray_avx *a)
+{
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		a->o[k] = _mm256_set1_ps(p->o[k]);
+		a->inv[k] = _mm256_set1_ps(p->inv[k]);
+	}
+}
+
+/* node_test() on all 8 children in one pass of 256-bit operations. */
+BVH_TGT_AVX2 static inline int node_test_avx2(const struct bvh_node *nd,
+					      const struct ray_sse *s,
+					      const struct ray_avx *a, float tmax,
+					      float tn_out[BVH_W])
+{
+	__m256 tnx = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->nr[0]]), a->o[0]), a->inv[0]);
+	__m256 tny = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->nr[1]]), a->o[1]), a->inv[1]);
+	__m256 tnz = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->nr[2]]), a->o[2]), a->inv[2]);
+	__m256 tfx = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->fr[0]]), a->o[0]), a->inv[0]);
+	__m256 tfy = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->fr[1]]), a->o[1]), a->inv[1]);
+	__m256 tfz = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->fr[2]]), a->o[2]), a->inv[2]);
+	__m256 tn = _mm256_max_ps(_mm256_max_ps(tnx, tny),
+				  _mm256_max_ps(tnz, _mm256_setzero_ps()));
+	__m256 tf = _mm256_min_ps(_mm256_min_ps(tfx, tfy),
+				  _mm256_min_ps(tfz, _mm256_set1_ps(tmax)));
+
+	_mm256_storeu_ps(tn_out, tn);
+	return _mm256_movemask_ps(_mm256_cmp_ps(tn, tf, _CMP_LE_OQ));
+}
+
+#if BVH_PK == 8
+/* packet_test4() on all 8 lanes at once: the same operations, 256 bits wide. */
+BVH_TGT_AVX2 static inline int packet_test_avx2(const struct bvh_packet *pk,
+						const struct ray_pre *p,
+						float tmax_f, float t0_out[BVH_PK])
+{
+	const __m256 tiny = _mm256_set1_ps(1e-12f);
+	const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	const __m256 pinf = _mm256_set1_ps(INFINITY);
+	__m256 ox = _mm256_set1_ps(p->o[0]), oy = _mm256_set1_ps(p->o[1]);
+	__m256 oz = _mm256_set1_ps(p->o[2]);
+	__m256 dx = _mm256_set1_ps(p->d[0]), dy = _mm256_set1_ps(p->d[1]);
+	__m256 dz = _mm256_set1_ps(p->d[2]);
+	__m256 rx = _mm256_sub_ps(ox, _mm256_load_ps(pk->c[0]));
+	__m256 ry = _mm256_sub_ps(oy, _mm256_load_ps(pk->c[1]));
+	__m256 rz = _mm256_sub_ps(oz, _mm256_load_ps(pk->c[2]));
+	__m256 t0 = _mm256_setzero_ps(), t1 = _mm256_set1_ps(tmax_f);
+	__m256 ok = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+		_mm256_load_si256((const __m256i *)(const void *)pk->idx),
+		_mm256_set1_epi32(-1)));
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		__m256 a0 = _mm256_load_ps(pk->ax[k][0]);
+		__m256 a1 = _mm256_load_ps(pk->ax[k][1]);
+		__m256 a2 = _mm256_load_ps(pk->ax[k][2]);
+		__m256 h = _mm256_load_ps(pk->h[k]);
+		__m256 nh = _mm256_sub_ps(_mm256_setzero_ps(), h);
+		__m256 o = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(rx, a0),
+						       _mm256_mul_ps(ry, a1)),
+					 _mm256_mul_ps(rz, a2));
+		__m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, a0),
+						       _mm256_mul_ps(dy, a1)),
+					 _mm256_mul_ps(dz, a2));
+		__m256 par = _mm256_cmp_ps(_mm256_and_ps(d, absmask), tiny, _CMP_LT_OQ);
+		__m256 inside = _mm256_and_ps(_mm256_cmp_ps(o, nh, _CMP_GE_OQ),
+					      _mm256_cmp_ps(o, h, _CMP_LE_OQ));
+		__m256 inv = _mm256_div_ps(_mm256_set1_ps(1.0f), d);
+		__m256 ta = _mm256_mul_ps(_mm256_sub_ps(nh, o), inv);
+		__m256 tb = _mm256_mul_ps(_mm256_sub_ps(h, o), inv);
+		__m256 lo = _mm256_min_ps(tb, ta);
+		__m256 hi = _mm256_max_ps(ta, tb);
+
+		hi = _mm256_blendv_ps(hi, pinf, par);
+		ok = _mm256_and_ps(ok, _mm256_or_ps(_mm256_andnot_ps(par, ok), inside));
+		t0 = _mm256_max_ps(lo, t0);
+		t1 = _mm256_min_ps(hi, t1);
+	}
+	_mm256_storeu_ps(t0_out, t0);
+	return _mm256_movemask_ps(_mm256_and_ps(ok, _mm256_cmp_ps(t0, t1, _CMP_LE_OQ)));
+}
+
+/*
+ * The AVX-512 forms: the same 256-bit arithmetic, but comparisons go to
+ * mask registers, so the lane logic costs no vector operations.
+ */
+BVH_TGT_AVX512 static inline int node_test_avx512(const struct bvh_node *nd,
+						  const struct ray_sse *s,
+						  const struct ray_avx *a, float tmax,
+						  float tn_out[BVH_W])
+{
+	__m256 tnx = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->nr[0]]), a->o[0]), a->inv[0]);
+	__m256 tny = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->nr[1]]), a->o[1]), a->inv[1]);
+	__m256 tnz = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->nr[2]]), a->o[2]), a->inv[2]);
+	__m256 tfx = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->fr[0]]), a->o[0]), a->inv[0]);
+	__m256 tfy = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->fr[1]]), a->o[1]), a->inv[1]);
+	__m256 tfz = _mm256_mul_ps(_mm256_sub_ps(
+		_mm256_load_ps(nd->b[s->fr[2]]), a->o[2]), a->inv[2]);
+	__m256 tn = _mm256_max_ps(_mm256_max_ps(tnx, tny),
+				  _mm256_max_ps(tnz, _mm256_setzero_ps()));
+	__m256 tf = _mm256_min_ps(_mm256_min_ps(tfx, tfy),
+				  _mm256_min_ps(tfz, _mm256_set1_ps(tmax)));
+
+	_mm256_storeu_ps(tn_out, tn);
+	return (int)_mm256_cmp_ps_mask(tn, tf, _CMP_LE_OQ);
+}
+
+BVH_TGT_AVX512 static inline int packet_test_avx512(const struct bvh_packet *pk,
+						    const struct ray_pre *p,
+						    float tmax_f, float t0_out[BVH_PK])
+{
+	const __m256 tiny = _mm256_set1_ps(1e-12f);
+	const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	const __m256 pinf = _mm256_set1_ps(INFINITY);
+	__m256 ox = _mm256_set1_ps(p->o[0]), oy = _mm256_set1_ps(p->o[1]);
+	__m256 oz = _mm256_set1_ps(p->o[2]);
+	__m256 dx = _mm256_set1_ps(p->d[0]), dy = _mm256_set1_ps(p->d[1]);
+	__m256 dz = _mm256_set1_ps(p->d[2]);
+	__m256 rx = _mm256_sub_ps(ox, _mm256_load_ps(pk->c[0]));
+	__m256 ry = _mm256_sub_ps(oy, _mm256_load_ps(pk->c[1]));
+	__m256 rz = _mm256_sub_ps(oz, _mm256_load_ps(pk->c[2]));
+	__m256 t0 = _mm256_setzero_ps(), t1 = _mm256_set1_ps(tmax_f);
+	__mmask8 ok = _mm256_cmpgt_epi32_mask(
+		_mm256_load_si256((const __m256i *)(const void *)pk->idx),
+		_mm256_set1_epi32(-1));
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		__m256 a0 = _mm256_load_ps(pk->ax[k][0]);
+		__m256 a1 = _mm256_load_ps(pk->ax[k][1]);
+		__m256 a2 = _mm256_load_ps(pk->ax[k][2]);
+		__m256 h = _mm256_load_ps(pk->h[k]);
+		__m256 nh = _mm256_sub_ps(_mm256_setzero_ps(), h);
+		__m256 o = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(rx, a0),
+						       _mm256_mul_ps(ry, a1)),
+					 _mm256_mul_ps(rz, a2));
+		__m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, a0),
+						       _mm256_mul_ps(dy, a1)),
+					 _mm256_mul_ps(dz, a2));
+		__mmask8 par = _mm256_cmp_ps_mask(_mm256_and_ps(d, absmask), tiny,
+						  _CMP_LT_OQ);
+		__mmask8 inside = _mm256_cmp_ps_mask(o, nh, _CMP_GE_OQ) &
+				  _mm256_cmp_ps_mask(o, h, _CMP_LE_OQ);
+		__m256 inv = _mm256_div_ps(_mm256_set1_ps(1.0f), d);
+		__m256 ta = _mm256_mul_ps(_mm256_sub_ps(nh, o), inv);
+		__m256 tb = _mm256_mul_ps(_mm256_sub_ps(h, o), inv);
+		__m256 lo = _mm256_min_ps(tb, ta);
+		__m256 hi = _mm256_mask_mov_ps(_mm256_max_ps(ta, tb), par, pinf);
+
+		ok = (__mmask8)(ok & (~par | inside));
+		t0 = _mm256_max_ps(lo, t0);
+		t1 = _mm256_min_ps(hi, t1);
+	}
+	_mm256_storeu_ps(t0_out, t0);
+	return (int)(ok & _mm256_cmp_ps_mask(t0, t1, _CMP_LE_OQ));
+}
+#endif
+#else
+#define BVH_X86 0
+#endif
+
+/* The children of nd the ray enters within tmax, entry distances in tn. */
+BVH_INLINE int node_hits(const struct bvh_node *nd, const struct ray_sse *s,
+			 const void *wide, float tmax, float tn[BVH_W],
+			 const int isa)
+{
+#if BVH_X86
+	if (isa == ISA_AVX512)
+		return node_test_avx512(nd, s, (const struct ray_avx *)wide, tmax, tn);
+	if (isa == ISA_AVX2)
+		return node_test_avx2(nd, s, (const struct ray_avx *)wide, tmax, tn);
+#endif
+	(void)wide;
+	(void)isa;
+	return node_test(nd, s, TMAX_ARG(tmax), tn);
+}
+
+/* The lanes of pk the ray hits within tmax, entry distances in t0. */
+BVH_INLINE int packet_hits(const struct bvh_packet *pk, const struct ray_sse *s,
+			   const struct ray_pre *p, float tmax, float t0[BVH_PK],
+			   const int isa)
+{
+#if BVH_X86 && BVH_PK == 8
+	if (isa == ISA_AVX512)
+		return packet_test_avx512(pk, p, tmax, t0);
+	if (isa == ISA_AVX2)
+		return packet_test_avx2(pk, p, tmax, t0);
+#endif
+	(void)p;
+	(void)isa;
+	return packet_test(pk, s, TMAX_ARG(tmax), t0);
+}
+
 /*
  * Sort key of a hit child: its entry distance (>= 0, so the bits order
  * like the float) above its slot number.
@@ -781,11 +1030,16 @@ BVH_INLINE uint64_t child_key(float tn, int j)
 	return ((uint64_t)bits << 32) | (uint64_t)j;
 }
 
-bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
-	      struct bvh_hit *hit)
+BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
+			  struct bvh_hit *hit, const int isa)
 {
 	struct ray_pre pre;
 	struct ray_sse s;
+#if BVH_X86
+	struct ray_avx wide;
+#else
+	char wide;
+#endif
 	int32_t stack[BVH_STACK];
 	float stack_t[BVH_STACK];
 	int sp = 0;
@@ -796,13 +1050,17 @@ bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 		goto out;
 	ray_prepare(r, &pre);
 	ray_sse_init(&pre, &s);
+#if BVH_X86
+	if (isa >= ISA_AVX2)
+		ray_avx_init(&pre, &wide);
+#endif
 	ref = b->root;
 	for (;;) {
 		while (ref >= 0) {
 			const struct bvh_node *nd = &b->nodes[ref];
 			float tn[BVH_W];
 			uint64_t key[BVH_W];
-			int mask = node_test(nd, &s, TMAX_ARG(best_t), tn);
+			int mask = node_hits(nd, &s, &wide, best_t, tn, isa);
 			int c = 0, i;
 
 			if (!mask)
@@ -811,7 +1069,19 @@ bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 				ref = nd->child[lowbit((unsigned)mask)];
 				continue;
 			}
-			/* two or more: sort by entry, go to the nearest */
+			if (!(mask & (mask - 1) & (mask - 1 - (mask & -mask)))) {
+				/* two: push the farther (or the later on a tie) */
+				int j0 = lowbit((unsigned)mask);
+				int j1 = lowbit((unsigned)(mask & (mask - 1)));
+				bool swap = tn[j1] < tn[j0];
+				int jn = swap ? j1 : j0, jf = swap ? j0 : j1;
+
+				stack[sp] = nd->child[jf];
+				stack_t[sp++] = tn[jf];
+				ref = nd->child[jn];
+				continue;
+			}
+			/* three or more: sort by entry, go to the nearest */
 			while (mask) {
 				int j = lowbit((unsigned)mask);
 				uint64_t k = child_key(tn[j], j);
@@ -833,12 +1103,11 @@ bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
 		if (ref != BVH_EMPTY) {
 			const struct bvh_packet *pk =
 				&b->packets[BVH_PACKET(ref)];
-			float t0[4];
-			int mask = packet_test(pk, &s, TMAX_ARG(best_t), t0);
+			float t0[BVH_PK];
+			int mask = packet_hits(pk, &s, &pre, best_t, t0, isa);
 
 			while (mask) {
-				/* NOLINTNEXTLINE(bugprone-signed-char-misuse): the table is signed on purpose (-1 for none) */
-				int j = ctz4[mask];
+				int j = lowbit((unsigned)mask);
 				int32_t bi = pk->idx[j];
 
 				mask &= mask - 1;
@@ -866,11 +1135,16 @@ out:
 	return best_box >= 0;
 }
 
-bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
-		  int32_t ignore)
+BVH_INLINE bool occluded_body(const struct bvh *b, const struct ray *r,
+			      float tmax, int32_t ignore, const int isa)
 {
 	struct ray_pre pre;
 	struct ray_sse s;
+#if BVH_X86
+	struct ray_avx wide;
+#else
+	char wide;
+#endif
 	int32_t stack[BVH_STACK];
 	int sp = 0;
 	int32_t ref;
@@ -879,12 +1153,16 @@ bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
 		return false;
 	ray_prepare(r, &pre);
 	ray_sse_init(&pre, &s);
+#if BVH_X86
+	if (isa >= ISA_AVX2)
+		ray_avx_init(&pre, &wide);
+#endif
 	ref = b->root;
 	for (;;) {
 		if (ref >= 0) {
 			const struct bvh_node *nd = &b->nodes[ref];
 			float tn[BVH_W];
-			int mask = node_test(nd, &s, TMAX_ARG(tmax), tn);
+			int mask = node_hits(nd, &s, &wide, tmax, tn, isa);
 
 			while (mask) {
 				stack[sp++] = nd->child[lowbit((unsigned)mask)];
@@ -893,11 +1171,11 @@ bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
 		} else if (ref != BVH_EMPTY) {
 			const struct bvh_packet *pk =
 				&b->packets[BVH_PACKET(ref)];
-			float t0[4];
-			int mask = packet_test(pk, &s, TMAX_ARG(tmax), t0);
+			float t0[BVH_PK];
+			int mask = packet_hits(pk, &s, &pre, tmax, t0, isa);
 			int j;
 
-			for (j = 0; j < 4; j++)
+			for (j = 0; j < BVH_PK; j++)
 				if ((mask & (1 << j)) && pk->idx[j] != ignore)
 					return true;
 		}
@@ -907,21 +1185,183 @@ bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
 	}
 }
 
+/* One wrapper per instruction set; flatten inlines the kernels into it. */
+#if defined(__GNUC__)
+#define BVH_FLAT __attribute__((flatten))
+#else
+#define BVH_FLAT
+#endif
+
+BVH_FLAT static bool cast_sse2(const struct bvh *b, const struct ray *r,
+			       float tmax, struct bvh_hit *hit)
+{
+	return cast_body(b, r, tmax, hit, ISA_SSE2);
+}
+
+BVH_FLAT static bool occluded_sse2(const struct bvh *b, const struct ray *r,
+				   float tmax, int32_t ignore)
+{
+	return occluded_body(b, r, tmax, ignore, ISA_SSE2);
+}
+
+BVH_FLAT static size_t batch_sse2(const struct bvh *b, const struct ray *rays,
+				  long long lo, long long hi, float tmax,
+				  struct bvh_hit *hits)
+{
+	size_t nhit = 0;
+	long long i;
+
+	for (i = lo; i < hi; i++)
+		nhit += cast_body(b, &rays[i], tmax, &hits[i], ISA_SSE2);
+	return nhit;
+}
+
+#if BVH_X86
+BVH_TGT_AVX2 BVH_FLAT static bool cast_avx2(const struct bvh *b,
+					    const struct ray *r, float tmax,
+					    struct bvh_hit *hit)
+{
+	return cast_body(b, r, tmax, hit, ISA_AVX2);
+}
+
+BVH_TGT_AVX2 BVH_FLAT static bool occluded_avx2(const struct bvh *b,
+						const struct ray *r, float tmax,
+						int32_t ignore)
+{
+	return occluded_body(b, r, tmax, ignore, ISA_AVX2);
+}
+
+BVH_TGT_AVX2 BVH_FLAT static size_t batch_avx2(const struct bvh *b,
+					       const struct ray *rays,
+					       long long lo, long long hi,
+					       float tmax, struct bvh_hit *hits)
+{
+	size_t nhit = 0;
+	long long i;
+
+	for (i = lo; i < hi; i++)
+		nhit += cast_body(b, &rays[i], tmax, &hits[i], ISA_AVX2);
+	return nhit;
+}
+
+BVH_TGT_AVX512 BVH_FLAT static bool cast_avx512(const struct bvh *b,
+						const struct ray *r, float tmax,
+						struct bvh_hit *hit)
+{
+	return cast_body(b, r, tmax, hit, ISA_AVX512);
+}
+
+BVH_TGT_AVX512 BVH_FLAT static bool occluded_avx512(const struct bvh *b,
+						    const struct ray *r, float tmax,
+						    int32_t ignore)
+{
+	return occluded_body(b, r, tmax, ignore, ISA_AVX512);
+}
+
+BVH_TGT_AVX512 BVH_FLAT static size_t batch_avx512(const struct bvh *b,
+						   const struct ray *rays,
+						   long long lo, long long hi,
+						   float tmax, struct bvh_hit *hits)
+{
+	size_t nhit = 0;
+	long long i;
+
+	for (i = lo; i < hi; i++)
+		nhit += cast_body(b, &rays[i], tmax, &hits[i], ISA_AVX512);
+	return nhit;
+}
+#endif
+
+/* The best kernel this CPU (and the OS) runs. */
+static int best_isa(void)
+{
+#if BVH_X86
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+	    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw"))
+		return ISA_AVX512;
+	if (__builtin_cpu_supports("avx2"))
+		return ISA_AVX2;
+#endif
+	return ISA_SSE2;
+}
+
+static bool isa_supported(int isa)
+{
+	return isa == ISA_SSE2 || (isa <= best_isa() && isa >= ISA_SSE2);
+}
+
+int bvh__set_isa(struct bvh *b, int isa)
+{
+	if (!b || !isa_supported(isa))
+		return ENG_EINVAL;
+	b->isa = isa;
+	return 0;
+}
+
+int bvh__isa(const struct bvh *b)
+{
+	return b ? b->isa : ISA_SSE2;
+}
+
+bool bvh_cast(const struct bvh *b, const struct ray *r, float tmax,
+	      struct bvh_hit *hit)
+{
+#if BVH_X86
+	if (b && b->isa == ISA_AVX512)
+		return cast_avx512(b, r, tmax, hit);
+	if (b && b->isa == ISA_AVX2)
+		return cast_avx2(b, r, tmax, hit);
+#endif
+	return cast_sse2(b, r, tmax, hit);
+}
+
+bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
+		  int32_t ignore)
+{
+#if BVH_X86
+	if (b && b->isa == ISA_AVX512)
+		return occluded_avx512(b, r, tmax, ignore);
+	if (b && b->isa == ISA_AVX2)
+		return occluded_avx2(b, r, tmax, ignore);
+#endif
+	return occluded_sse2(b, r, tmax, ignore);
+}
+
+/* Rays [lo, hi) with the bvh's kernel. */
+static size_t batch_range(const struct bvh *b, const struct ray *rays,
+			  long long lo, long long hi, float tmax,
+			  struct bvh_hit *hits)
+{
+#if BVH_X86
+	if (b && b->isa == ISA_AVX512)
+		return batch_avx512(b, rays, lo, hi, tmax, hits);
+	if (b && b->isa == ISA_AVX2)
+		return batch_avx2(b, rays, lo, hi, tmax, hits);
+#endif
+	return batch_sse2(b, rays, lo, hi, tmax, hits);
+}
+
+#define BVH_CHUNK 256 /* rays per OpenMP work item */
+
 size_t bvh_cast_batch(const struct bvh *b, const struct ray *rays, size_t n,
 		      float tmax, struct bvh_hit *hits, int threads)
 {
-	long long i, nn = (long long)n;
+	long long c, nn = (long long)n, nchunk = (nn + BVH_CHUNK - 1) / BVH_CHUNK;
 	size_t nhit = 0;
 
 	if (threads <= 0) {
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nhit)
-		for (i = 0; i < nn; i++)
-			nhit += bvh_cast(b, &rays[i], tmax, &hits[i]);
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : nhit)
+		for (c = 0; c < nchunk; c++)
+			nhit += batch_range(b, rays, c * BVH_CHUNK,
+					    c * BVH_CHUNK + BVH_CHUNK < nn ?
+					    c * BVH_CHUNK + BVH_CHUNK : nn, tmax, hits);
 	} else {
-#pragma omp parallel for schedule(dynamic, 256) reduction(+ : nhit) \
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : nhit) \
 	num_threads(threads)
-		for (i = 0; i < nn; i++)
-			nhit += bvh_cast(b, &rays[i], tmax, &hits[i]);
+		for (c = 0; c < nchunk; c++)
+			nhit += batch_range(b, rays, c * BVH_CHUNK,
+					    c * BVH_CHUNK + BVH_CHUNK < nn ?
+					    c * BVH_CHUNK + BVH_CHUNK : nn, tmax, hits);
 	}
 	return nhit;
 }

@@ -2,9 +2,12 @@
 /*
  * Ray caster over a set of oriented boxes: an 8-wide bounding volume
  * hierarchy (binned SAH over the boxes' world AABBs) whose leaves hold up
- * to four boxes stored SoA and tested exactly with the ray_obb slab test.
+ * to eight boxes stored SoA and tested exactly with the ray_obb slab test.
  * Answers are identical to a brute-force loop over ray_obb: the nearest
- * entry distance, ties broken by the lowest box index.
+ * entry distance, bit for bit, ties broken by the lowest box index. The
+ * query kernels (SSE2, AVX2, AVX-512) are chosen at run time from what
+ * the CPU reports and all give the same answers; the build needs no
+ * -march flag.
  */
 #ifndef BVH_H
 #define BVH_H
@@ -97,5 +100,15 @@ bool bvh_occluded(const struct bvh *b, const struct ray *r, float tmax,
  */
 size_t bvh_cast_batch(const struct bvh *b, const struct ray *rays, size_t n,
 		      float tmax, struct bvh_hit *hits, int threads);
+
+/*
+ * Internal, for tests and benchmarks: the query kernels. bvh_build()
+ * picks the widest one the CPU runs; bvh__set_isa() forces another
+ * (returns 0, or ENG_EINVAL when the CPU cannot run it) and bvh__isa()
+ * tells which one is in use. All give bitwise the same answers.
+ */
+enum bvh_isa { BVH_ISA_SSE2 = 0, BVH_ISA_AVX2 = 1, BVH_ISA_AVX512 = 2 };
+int bvh__set_isa(struct bvh *b, int isa);
+int bvh__isa(const struct bvh *b);
 
 #endif /* BVH_H */

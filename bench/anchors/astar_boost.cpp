@@ -11,9 +11,11 @@
  * beyond Boost's own heap.
  *
  * usage: astar_boost MAP SCEN [REPS]
- * output: "result GRAPH queries N cost S seconds T" for GRAPH =
- * adjacency_list and csr (best of REPS runs, default 3); S is the summed
- * path cost.
+ * output: "build GRAPH seconds B" and "result GRAPH queries N cost S
+ * seconds T" for GRAPH = adjacency_list and csr: T is the sum over the
+ * queries of each one's best time in REPS runs (default 3; the runs
+ * alternate between the two graphs), so that a run preempted on a shared
+ * machine does not count; S is the summed path cost.
  * Build: g++ -O2 -std=c++17 astar_boost.cpp
  */
 #include <boost/graph/adjacency_list.hpp>
@@ -156,9 +158,13 @@ private:
 	Vertex goal_;
 };
 
+/*
+ * One run over all queries: each query's time goes into best[q] when
+ * lower. Returns the summed path cost.
+ */
 template <class Graph, class WeightMap>
 double run_all(const Graph &g, WeightMap weight, const grid_map &m,
-	       const std::vector<problem> &probs, double &cost_sum)
+	       const std::vector<problem> &probs, std::vector<double> &best)
 {
 	typedef typename boost::graph_traits<Graph>::vertex_descriptor vertex;
 	size_t n = boost::num_vertices(g);
@@ -166,12 +172,13 @@ double run_all(const Graph &g, WeightMap weight, const grid_map &m,
 	std::vector<double> dist(n), rank(n);
 	std::vector<boost::default_color_type> color(n);
 	auto index = boost::get(boost::vertex_index, g);
-	auto t0 = std::chrono::steady_clock::now();
+	double cost_sum = 0;
 
-	cost_sum = 0;
-	for (const problem &p : probs) {
+	for (size_t q = 0; q < probs.size(); q++) {
+		const problem &p = probs[q];
 		vertex s = (vertex)(p.sy * m.w + p.sx), t = (vertex)(p.gy * m.w + p.gx);
 		double c = -1;
+		auto t0 = std::chrono::steady_clock::now();
 
 		try {
 			boost::astar_search(
@@ -186,9 +193,12 @@ double run_all(const Graph &g, WeightMap weight, const grid_map &m,
 		} catch (found_goal &) {
 			c = dist[t];
 		}
+		double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		if (secs < best[q])
+			best[q] = secs;
 		cost_sum += c;
 	}
-	return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	return cost_sum;
 }
 
 } /* namespace */
@@ -220,27 +230,34 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "astar_boost: cannot read %s or %s\n", argv[1], argv[2]);
 		return 1;
 	}
+	/* graph construction, for the record (not part of the query times) */
+	auto e0 = std::chrono::steady_clock::now();
 	grid_edges(m, edges, weights);
+	auto e1 = std::chrono::steady_clock::now();
 	size_t nv = (size_t)m.w * m.h;
 	adj_graph ga(nv);
 	for (size_t i = 0; i < edges.size(); i++)
 		boost::add_edge(edges[i].first, edges[i].second, weights[i], ga);
+	auto e2 = std::chrono::steady_clock::now();
 	std::vector<edge_w> props(weights.size());
 	for (size_t i = 0; i < weights.size(); i++)
 		props[i].weight = weights[i];
 	csr_graph gc(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
 		     props.begin(), nv);
+	auto e3 = std::chrono::steady_clock::now();
+	std::printf("build %s seconds %.6f\n", names[0],
+		    std::chrono::duration<double>(e2 - e0).count());
+	std::printf("build %s seconds %.6f\n", names[1],
+		    std::chrono::duration<double>((e1 - e0) + (e3 - e2)).count());
+	std::vector<double> qa(probs.size(), 1e300), qc(probs.size(), 1e300);
 	for (int r = 0; r < (reps < 1 ? 1 : reps); r++) {
-		double s, t;
-
-		t = run_all(ga, boost::get(boost::edge_weight, ga), m, probs, s);
-		if (t < best[0])
-			best[0] = t;
-		sums[0] = s;
-		t = run_all(gc, boost::get(&edge_w::weight, gc), m, probs, s);
-		if (t < best[1])
-			best[1] = t;
-		sums[1] = s;
+		sums[0] = run_all(ga, boost::get(boost::edge_weight, ga), m, probs, qa);
+		sums[1] = run_all(gc, boost::get(&edge_w::weight, gc), m, probs, qc);
+	}
+	best[0] = best[1] = 0;
+	for (size_t q = 0; q < probs.size(); q++) {
+		best[0] += qa[q];
+		best[1] += qc[q];
 	}
 	for (int k = 0; k < 2; k++)
 		std::printf("result %s queries %zu cost %.6f seconds %.6f\n", names[k],

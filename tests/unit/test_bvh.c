@@ -146,28 +146,93 @@ static bool brute_occluded(const struct obb *b, size_t n, const struct ray *r,
 	return false;
 }
 
-/* Casts r both ways and asserts the same answer; returns the box hit. */
-static int32_t check_ray(const struct bvh *bv, const struct obb *b, size_t n,
+/*
+ * The query kernels to compare: every one the CPU runs (SSE2 always,
+ * then AVX2 and AVX-512 where present). A hierarchy is built once per
+ * kernel and forced to it, so each check runs all of them.
+ */
+#define NISA 3
+
+struct bvhs {
+	struct bvh *v[NISA];
+	int n;
+};
+
+static void bvhs_build(const struct obb *b, size_t n, struct bvhs *out)
+{
+	int isa;
+
+	out->n = 0;
+	for (isa = BVH_ISA_SSE2; isa <= BVH_ISA_AVX512; isa++) {
+		struct bvh *bv = NULL;
+
+		assert_int_equal(bvh_build(b, n, &bv), 0);
+		if (bvh__set_isa(bv, isa)) {
+			bvh_free(bv);
+			continue;
+		}
+		assert_int_equal(bvh__isa(bv), isa);
+		out->v[out->n++] = bv;
+	}
+	assert_true(out->n >= 1);
+	assert_int_equal(bvh__isa(out->v[0]), BVH_ISA_SSE2);
+}
+
+static void bvhs_free(struct bvhs *s)
+{
+	int k;
+
+	for (k = 0; k < s->n; k++)
+		bvh_free(s->v[k]);
+	s->n = 0;
+}
+
+/* Bitwise equality of two distances (so -0 and 0 differ too). */
+static bool same_bits(float a, float b)
+{
+	return memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+/*
+ * Casts r with every kernel and the brute-force loop and asserts the
+ * same answer, the distance bitwise; returns the box hit.
+ */
+static int32_t check_ray(const struct bvhs *bv, const struct obb *b, size_t n,
 			 const struct ray *r, float tmax)
 {
-	struct bvh_hit h;
 	float tb;
 	int32_t ib = brute_cast(b, n, r, tmax, &tb);
-	bool hit = bvh_cast(bv, r, tmax, &h);
+	int k;
 
-	if (h.box != ib || (ib >= 0 && fabsf(h.t - tb) > 1e-5f))
-		print_error("ray o=(%.9g %.9g %.9g) d=(%.9g %.9g %.9g) tmax %g: "
-			    "bvh %d t=%.9g, brute %d t=%.9g\n",
-			    (double)r->o[0], (double)r->o[1], (double)r->o[2],
-			    (double)r->d[0], (double)r->d[1], (double)r->d[2],
-			    (double)tmax, h.box, (double)h.t, ib, (double)tb);
-	assert_int_equal(h.box, ib);
-	assert_int_equal(hit, ib >= 0);
-	if (ib >= 0)
-		assert_true(fabsf(h.t - tb) <= 1e-5f);
-	else
-		assert_true(h.t == 0.0f);
+	for (k = 0; k < bv->n; k++) {
+		struct bvh_hit h;
+		bool hit = bvh_cast(bv->v[k], r, tmax, &h);
+
+		if (h.box != ib || (ib >= 0 && !same_bits(h.t, tb)))
+			print_error("kernel %d: ray o=(%.9g %.9g %.9g) d=(%.9g %.9g %.9g) "
+				    "tmax %g: bvh %d t=%.9g, brute %d t=%.9g\n",
+				    bvh__isa(bv->v[k]), (double)r->o[0], (double)r->o[1],
+				    (double)r->o[2], (double)r->d[0], (double)r->d[1],
+				    (double)r->d[2], (double)tmax, h.box, (double)h.t, ib,
+				    (double)tb);
+		assert_int_equal(h.box, ib);
+		assert_int_equal(hit, ib >= 0);
+		if (ib >= 0)
+			assert_true(same_bits(h.t, tb));
+		else
+			assert_true(same_bits(h.t, 0.0f));
+	}
 	return ib;
+}
+
+/* bvh_occluded with every kernel must give want. */
+static void check_occluded(const struct bvhs *bv, const struct ray *r,
+			   float tmax, int32_t ignore, bool want)
+{
+	int k;
+
+	for (k = 0; k < bv->n; k++)
+		assert_int_equal(bvh_occluded(bv->v[k], r, tmax, ignore), want);
 }
 
 /* ======================= Random scenes ======================= */
@@ -186,12 +251,12 @@ struct counts {
 static void run_scene(const struct obb *b, size_t n, float side, size_t nrays,
 		      uint64_t seed, struct counts *c)
 {
-	struct bvh *bv = NULL;
+	struct bvhs bv;
 	uint64_t s = seed;
 	size_t i;
 
-	assert_int_equal(bvh_build(b, n, &bv), 0);
-	assert_int_equal(bvh_count(bv), n);
+	bvhs_build(b, n, &bv);
+	assert_int_equal(bvh_count(bv.v[0]), n);
 	for (i = 0; i < nrays; i++) {
 		struct ray r;
 		vec3 o, d, corners[8], tgt;
@@ -228,7 +293,7 @@ static void run_scene(const struct obb *b, size_t n, float side, size_t nrays,
 			c->grazed++;
 		}
 		set_ray(&r, o, d);
-		hit = check_ray(bv, b, n, &r, tmax);
+		hit = check_ray(&bv, b, n, &r, tmax);
 		c->rays++;
 		if (hit < 0)
 			continue;
@@ -238,18 +303,17 @@ static void run_scene(const struct obb *b, size_t n, float side, size_t nrays,
 			c->inside++;
 		if (tb > 0.0f) {
 			/* shorter range than the hit, and exactly the hit */
-			check_ray(bv, b, n, &r, 0.5f * tb);
-			check_ray(bv, b, n, &r, tb);
+			check_ray(&bv, b, n, &r, 0.5f * tb);
+			check_ray(&bv, b, n, &r, tb);
 			c->short_range++;
 		}
 		/* occlusion: ignoring the first box, up to the hit or beyond */
-		assert_int_equal(bvh_occluded(bv, &r, tmax, hit),
-				 brute_occluded(b, n, &r, tmax, hit));
-		assert_int_equal(bvh_occluded(bv, &r, tb, -1), true);
-		assert_int_equal(bvh_occluded(bv, &r, 0.5f * tb, hit),
-				 brute_occluded(b, n, &r, 0.5f * tb, hit));
+		check_occluded(&bv, &r, tmax, hit, brute_occluded(b, n, &r, tmax, hit));
+		check_occluded(&bv, &r, tb, -1, true);
+		check_occluded(&bv, &r, 0.5f * tb, hit,
+			       brute_occluded(b, n, &r, 0.5f * tb, hit));
 	}
-	bvh_free(bv);
+	bvhs_free(&bv);
 }
 
 static void scene_case(size_t n, size_t nrays, uint64_t seed)
@@ -301,12 +365,12 @@ static void test_parallel_on_faces(void **state)
 	const size_t n = 300;
 	float side = 0.75f * cbrtf((float)n);
 	struct obb *b = random_scene(77, n, side, true);
-	struct bvh *bv = NULL;
+	struct bvhs bv;
 	uint64_t s = 78;
 	size_t i, hits = 0;
 
 	(void)state;
-	assert_int_equal(bvh_build(b, n, &bv), 0);
+	bvhs_build(b, n, &bv);
 	for (i = 0; i < 3000; i++) {
 		size_t j = rng_next64(&s) % n;
 		int ax = (int)(rng_next64(&s) % 3);     /* face normal axis */
@@ -325,7 +389,7 @@ static void test_parallel_on_faces(void **state)
 			o[other] = b[j].c[other] + b[j].h[other];
 		d[dir] = 1.0f;
 		set_ray(&r, o, d);
-		hit = check_ray(bv, b, n, &r, 2.0f * side);
+		hit = check_ray(&bv, b, n, &r, 2.0f * side);
 		/* box j itself is touched, so something is hit */
 		assert_true(hit >= 0);
 		hits++;
@@ -333,14 +397,14 @@ static void test_parallel_on_faces(void **state)
 		o[dir] = b[j].c[dir] + 2.0f * b[j].h[dir] + 0.25f;
 		d[dir] = -1.0f;
 		set_ray(&r, o, d);
-		assert_true(check_ray(bv, b, n, &r, 2.0f * side) >= 0);
+		assert_true(check_ray(&bv, b, n, &r, 2.0f * side) >= 0);
 		/* parallel, just outside the slab: box j is not hit */
 		o[ax] = b[j].c[ax] + sign * (b[j].h[ax] + 1.0f / 128);
 		set_ray(&r, o, d);
-		check_ray(bv, b, n, &r, 2.0f * side);
+		check_ray(&bv, b, n, &r, 2.0f * side);
 	}
 	assert_int_equal(hits, 3000);
-	bvh_free(bv);
+	bvhs_free(&bv);
 	free(b);
 }
 
@@ -480,22 +544,24 @@ static void test_refit_rebuild(void **state)
 	const size_t n = 500;
 	float side = 0.75f * cbrtf((float)n);
 	struct obb *b = random_scene(5, n, side, false);
-	struct bvh *bv = NULL;
+	struct bvhs bv;
 	uint64_t s = 6;
 	size_t i;
-	int pass;
+	int pass, k;
 
 	(void)state;
-	assert_int_equal(bvh_build(b, n, &bv), 0);
+	bvhs_build(b, n, &bv);
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {
 			b[i].c[0] += rng_range(&s, -1, 1);
 			b[i].c[2] += rng_range(&s, -1, 1);
 		}
-		if (pass == 0)
-			assert_int_equal(bvh_refit(bv, b), 0);
-		else
-			assert_int_equal(bvh_rebuild(bv, b), 0);
+		for (k = 0; k < bv.n; k++) {
+			if (pass == 0)
+				assert_int_equal(bvh_refit(bv.v[k], b), 0);
+			else
+				assert_int_equal(bvh_rebuild(bv.v[k], b), 0);
+		}
 		for (i = 0; i < 1000; i++) {
 			struct ray r;
 			vec3 o, d;
@@ -505,14 +571,17 @@ static void test_refit_rebuild(void **state)
 			o[2] = rng_range(&s, 0, side);
 			rng_dir(&s, d);
 			set_ray(&r, o, d);
-			check_ray(bv, b, n, &r, side);
+			check_ray(&bv, b, n, &r, side);
 		}
 	}
-	bvh_free(bv);
+	bvhs_free(&bv);
 	free(b);
 }
 
-/* The batch gives the same answers with 1 and 2 threads as bvh_cast. */
+/*
+ * The batch gives the same answers with 1 and 2 threads as bvh_cast,
+ * with every kernel.
+ */
 static void test_batch(void **state)
 {
 	const size_t n = 2000, nr = 5000;
@@ -521,41 +590,63 @@ static void test_batch(void **state)
 	struct ray *r = calloc(nr, sizeof(*r));
 	struct bvh_hit *h1 = calloc(nr, sizeof(*h1));
 	struct bvh_hit *h2 = calloc(nr, sizeof(*h2));
-	struct bvh *bv = NULL;
+	struct bvhs bv;
 	uint64_t s = 10;
-	size_t i, n1, n2, hits = 0;
+	size_t i, n1, n2, hits;
+	int k;
 
 	(void)state;
 	assert_non_null(r);
 	assert_non_null(h1);
 	assert_non_null(h2);
-	assert_int_equal(bvh_build(b, n, &bv), 0);
+	bvhs_build(b, n, &bv);
 	for (i = 0; i < nr; i++) {
 		r[i].o[0] = rng_range(&s, 0, side);
 		r[i].o[1] = rng_range(&s, 0, side);
 		r[i].o[2] = rng_range(&s, 0, side);
 		rng_dir(&s, r[i].d);
 	}
-	n1 = bvh_cast_batch(bv, r, nr, 3.0f, h1, 1);
-	n2 = bvh_cast_batch(bv, r, nr, 3.0f, h2, 2);
-	assert_int_equal(n1, n2);
-	for (i = 0; i < nr; i++) {
-		struct bvh_hit h;
+	for (k = 0; k < bv.n; k++) {
+		n1 = bvh_cast_batch(bv.v[k], r, nr, 3.0f, h1, 1);
+		n2 = bvh_cast_batch(bv.v[k], r, nr, 3.0f, h2, 2);
+		assert_int_equal(n1, n2);
+		hits = 0;
+		for (i = 0; i < nr; i++) {
+			struct bvh_hit h;
 
-		bvh_cast(bv, &r[i], 3.0f, &h);
-		assert_int_equal(h1[i].box, h.box);
-		assert_int_equal(h2[i].box, h.box);
-		assert_true(h1[i].t == h.t && h2[i].t == h.t);
-		hits += h.box >= 0;
-		if (i % 10 == 0)
-			check_ray(bv, b, n, &r[i], 3.0f);
+			bvh_cast(bv.v[0], &r[i], 3.0f, &h);
+			assert_int_equal(h1[i].box, h.box);
+			assert_int_equal(h2[i].box, h.box);
+			assert_true(same_bits(h1[i].t, h.t) && same_bits(h2[i].t, h.t));
+			hits += h.box >= 0;
+			if (k == 0 && i % 10 == 0)
+				check_ray(&bv, b, n, &r[i], 3.0f);
+		}
+		assert_int_equal(n1, hits);
 	}
-	assert_int_equal(n1, hits);
-	bvh_free(bv);
+	bvhs_free(&bv);
 	free(b);
 	free(r);
 	free(h1);
 	free(h2);
+}
+
+/* Forcing a kernel: SSE2 always works, nonsense never does. */
+static void test_kernels(void **state)
+{
+	struct obb b;
+	struct bvh *bv = NULL;
+
+	(void)state;
+	unit_box(&b, 0, 0, 0, 1);
+	assert_int_equal(bvh_build(&b, 1, &bv), 0);
+	assert_true(bvh__isa(bv) >= BVH_ISA_SSE2 && bvh__isa(bv) <= BVH_ISA_AVX512);
+	assert_int_equal(bvh__set_isa(bv, BVH_ISA_SSE2), 0);
+	assert_int_equal(bvh__isa(bv), BVH_ISA_SSE2);
+	assert_int_equal(bvh__set_isa(bv, -1), ENG_EINVAL);
+	assert_int_equal(bvh__set_isa(bv, BVH_ISA_AVX512 + 1), ENG_EINVAL);
+	assert_int_equal(bvh__set_isa(NULL, BVH_ISA_SSE2), ENG_EINVAL);
+	bvh_free(bv);
 }
 
 int main(void)
@@ -571,6 +662,7 @@ int main(void)
 		cmocka_unit_test(test_parallel_on_faces),
 		cmocka_unit_test(test_refit_rebuild),
 		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_kernels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
