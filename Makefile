@@ -88,8 +88,9 @@ $(BUILD)/gen/embedded.c: $(BUILD)/embed $(EMBED_IN) Makefile
 	@mkdir -p $(dir $@)
 	$(BUILD)/embed $@ $(EMBED_IN)
 
-# The tool table, from the tool schemas (scripts/gen_tools.sh).
-$(BUILD)/gen/tools_gen.h $(BUILD)/gen/tools_gen.c: scripts/gen_tools.sh $(TOOL_SCHEMAS)
+# The tool table, from the tool schemas (scripts/gen_tools.sh): one run makes
+# both files (a grouped target, GNU make 4.3), never two racing under -j.
+$(BUILD)/gen/tools_gen.h $(BUILD)/gen/tools_gen.c &: scripts/gen_tools.sh $(TOOL_SCHEMAS)
 	@mkdir -p $(BUILD)/gen
 	sh scripts/gen_tools.sh $(BUILD)/gen/tools_gen $(TOOL_SCHEMAS)
 

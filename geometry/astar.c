@@ -599,7 +599,7 @@ int astar_nearest_reachable(struct astar_ws *ws, int sx, int sy, double fx,
 		for (x = 0; x < ws->w; x++)
 			dst[x] = row[x].stamp == ws->seen ? GRID_FREE : GRID_OCCUPIED;
 	}
-	return grid_nearest_free(&reach, fx, fy, max_dist, cx, cy);
+	return grid_nearest_free_toward(&reach, fx, fy, max_dist, sx, sy, cx, cy);
 }
 
 /* ---------------------------------------------------------------- */

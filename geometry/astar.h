@@ -91,8 +91,9 @@ size_t astar_expanded(const struct astar_ws *ws);
  * (cell units, as grid_world_to_cellf gives) among the cells reachable
  * from (sx, sy) under the same move rules, within max_dist cells of the
  * point. Floods the start's component first (O(component size)), then
- * searches rings around the point like grid_nearest_free(), with the same
- * tie rule. This is "the nearest free cell by the target" that a path
+ * searches rings around the point like grid_nearest_free_toward(): ties
+ * go to the cell nearest the start, then the smaller row and column.
+ * This is "the nearest free cell by the target" that a path
  * can actually reach. Returns 0 and stores the cell, ENG_ENOTFOUND when
  * none qualifies or the start is blocked, ENG_ERANGE for a start outside
  * the grid, ENG_EINVAL when no grid is loaded or the point is not finite.

@@ -359,44 +359,57 @@ void grid_cell_to_world(const struct grid *g, int cx, int cy, float *x,
 	*y = (float)((double)g->y0 + (cy + 0.5) * (double)g->cell);
 }
 
+/* The search of grid_nearest_free(): the point, the tie-break point, the best so far. */
+struct nearest {
+	const struct grid *g;
+	double fx, fy, max2;
+	bool toward;        /* ties to the cell nearest (tx, ty) */
+	double tx, ty;
+	double best, best_t;
+	long bx, by;
+};
+
 /* Keeps (x, y) when it is free and beats the best so far. */
-static void nearest_try(const struct grid *g, double fx, double fy, long x,
-			long y, double max2, double *best, long *bx, long *by)
+static void nearest_try(struct nearest *n, long x, long y)
 {
-	double dx, dy, d2;
+	const struct grid *g = n->g;
+	double dx, dy, d2, t2 = 0;
 
 	if (x < 0 || y < 0 || x >= g->w || y >= g->h)
 		return;
 	if (g->cells[(size_t)y * (size_t)g->w + (size_t)x] != GRID_FREE)
 		return;
-	dx = (double)x - fx;
-	dy = (double)y - fy;
+	dx = (double)x - n->fx;
+	dy = (double)y - n->fy;
 	d2 = dx * dx + dy * dy;
-	if (d2 > max2)
+	if (d2 > n->max2)
 		return;
-	if (d2 < *best || (d2 == *best && (y < *by || (y == *by && x < *bx)))) {
-		*best = d2;
-		*bx = x;
-		*by = y;
+	if (n->toward)
+		t2 = ((double)x - n->tx) * ((double)x - n->tx) +
+		     ((double)y - n->ty) * ((double)y - n->ty);
+	/* distances equal to 1e-9 cells^2 are ties (float noise of the centre) */
+	if (d2 < n->best - 1e-9 ||
+	    (fabs(d2 - n->best) <= 1e-9 &&
+	     (t2 < n->best_t - 1e-9 ||
+	      (fabs(t2 - n->best_t) <= 1e-9 && (y < n->by || (y == n->by && x < n->bx)))))) {
+		n->best = d2 < n->best ? d2 : n->best;
+		n->best_t = t2;
+		n->bx = x;
+		n->by = y;
 	}
 }
 
-int grid_nearest_free(const struct grid *g, double fx, double fy,
-		      double max_dist, int *cx, int *cy)
+static int nearest_free(struct nearest *n, int *cx, int *cy)
 {
-	double best = INFINITY, max2;
-	long ic, jc, r, r0, r1, x, y, bx = -1, by = -1;
+	const struct grid *g = n->g;
+	double fx = n->fx, fy = n->fy, max_dist = sqrt(n->max2);
+	long ic, jc, r, r0, r1, x, y;
 
-	if (!isfinite(fx) || !isfinite(fy) || isnan(max_dist))
-		return ENG_EINVAL;
-	if (max_dist < 0)
-		return ENG_ENOTFOUND;
 	/* far outside the grid: nothing can be near enough */
 	if (fx < -max_dist - 1 || fy < -max_dist - 1 ||
 	    fx > g->w + max_dist || fy > g->h + max_dist ||
 	    fabs(fx) > 4.0 * GRID_MAX_DIM || fabs(fy) > 4.0 * GRID_MAX_DIM)
 		return ENG_ENOTFOUND;
-	max2 = max_dist * max_dist;
 	ic = lround(fx);
 	jc = lround(fy);
 	/* rings that can meet the grid: Chebyshev distance to it and across */
@@ -414,32 +427,58 @@ int grid_nearest_free(const struct grid *g, double fx, double fy,
 		double rmin = (double)r - 0.5;
 
 		/* every cell of ring r is at least r - 0.5 from the point */
-		if (r > 0 && rmin * rmin > best)
+		if (r > 0 && rmin * rmin > n->best + 1e-9)
 			break;
-		if (r > 0 && rmin * rmin > max2)
+		if (r > 0 && rmin * rmin > n->max2)
 			break;
 		if (r == 0) {
-			nearest_try(g, fx, fy, ic, jc, max2, &best, &bx, &by);
+			nearest_try(n, ic, jc);
 			continue;
 		}
 		for (x = ic - r; x <= ic + r; x++) {
 			if (x < 0 || x >= g->w)
 				continue;
-			nearest_try(g, fx, fy, x, jc - r, max2, &best, &bx, &by);
-			nearest_try(g, fx, fy, x, jc + r, max2, &best, &bx, &by);
+			nearest_try(n, x, jc - r);
+			nearest_try(n, x, jc + r);
 		}
 		for (y = jc - r + 1; y <= jc + r - 1; y++) {
 			if (y < 0 || y >= g->h)
 				continue;
-			nearest_try(g, fx, fy, ic - r, y, max2, &best, &bx, &by);
-			nearest_try(g, fx, fy, ic + r, y, max2, &best, &bx, &by);
+			nearest_try(n, ic - r, y);
+			nearest_try(n, ic + r, y);
 		}
 	}
-	if (bx < 0)
+	if (n->bx < 0)
 		return ENG_ENOTFOUND;
-	*cx = (int)bx;
-	*cy = (int)by;
+	*cx = (int)n->bx;
+	*cy = (int)n->by;
 	return 0;
+}
+
+int grid_nearest_free(const struct grid *g, double fx, double fy,
+		      double max_dist, int *cx, int *cy)
+{
+	struct nearest n = { g, fx, fy, 0, false, 0, 0, INFINITY, INFINITY, -1, -1 };
+
+	if (!isfinite(fx) || !isfinite(fy) || isnan(max_dist))
+		return ENG_EINVAL;
+	if (max_dist < 0)
+		return ENG_ENOTFOUND;
+	n.max2 = max_dist * max_dist;
+	return nearest_free(&n, cx, cy);
+}
+
+int grid_nearest_free_toward(const struct grid *g, double fx, double fy, double max_dist,
+			     double tx, double ty, int *cx, int *cy)
+{
+	struct nearest n = { g, fx, fy, 0, true, tx, ty, INFINITY, INFINITY, -1, -1 };
+
+	if (!isfinite(fx) || !isfinite(fy) || !isfinite(tx) || !isfinite(ty) || isnan(max_dist))
+		return ENG_EINVAL;
+	if (max_dist < 0)
+		return ENG_ENOTFOUND;
+	n.max2 = max_dist * max_dist;
+	return nearest_free(&n, cx, cy);
 }
 
 /*

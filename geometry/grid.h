@@ -154,12 +154,21 @@ void grid_cell_to_world(const struct grid *g, int cx, int cy, float *x,
  * given in cell units (see grid_world_to_cellf), among cells within
  * max_dist cells of it. Searches square rings of growing radius around
  * the point's cell and stops once no farther ring can hold a nearer cell.
- * Ties go to the smaller row, then the smaller column, so the answer is
- * deterministic. Returns 0 and stores the cell, or ENG_ENOTFOUND when no
+ * Ties (equal within 1e-9 cells^2) go to the smaller row, then the
+ * smaller column, so the answer is deterministic. Returns 0 and stores the cell, or ENG_ENOTFOUND when no
  * free cell is that close (ENG_EINVAL for a non-finite point).
  */
 int grid_nearest_free(const struct grid *g, double fx, double fy,
 		      double max_dist, int *cx, int *cy);
+
+/*
+ * grid_nearest_free() with ties (centres equally near the point, within
+ * 1e-9 cells^2) going to the cell nearest (tx, ty), in cell units, before
+ * the row and column order: the goal cell of a path on the side the
+ * walker comes from, not the side a scan reaches first.
+ */
+int grid_nearest_free_toward(const struct grid *g, double fx, double fy, double max_dist,
+			     double tx, double ty, int *cx, int *cy);
 
 /*
  * True when the segment between the centres of cells a and b crosses

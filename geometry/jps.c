@@ -1174,7 +1174,7 @@ int jps_nearest_reachable(struct jps_ws *ws, int sx, int sy, double fx,
 	reach.y0 = 0;
 	reach.cell = 1;
 	reach.cells = ws->scratch;
-	return grid_nearest_free(&reach, fx, fy, max_dist, cx, cy);
+	return grid_nearest_free_toward(&reach, fx, fy, max_dist, sx, sy, cx, cy);
 }
 
 size_t jps_expanded(const struct jps_ws *ws)

@@ -109,7 +109,8 @@ int jps_path(const struct jps_ws *ws, int32_t *cells, size_t cap,
  * (cell units, as grid_world_to_cellf gives) among the cells reachable
  * from (sx, sy), within max_dist cells of the point: the same answer as
  * astar_nearest_reachable() on the same grid, with the same tie rule
- * (grid_nearest_free), but the start's component comes from the labels
+ * (grid_nearest_free_toward: ties to the cell nearest the start), but
+ * the start's component comes from the labels
  * jps_ws_load() made, so no flood runs (O(cells) for the copy, then the
  * ring search). Returns 0 and stores the cell, ENG_ENOTFOUND when none
  * qualifies or the start is blocked, ENG_ERANGE for a start outside the

@@ -1200,11 +1200,15 @@ int tool_sample_clips(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 		return tool__reject(ctx, "/subtask", "unknown sub-task");
 	if (a.subtask == SUBTASK_CHAIN && a.metric == METRIC_APPROX)
 		return tool__reject(ctx, "/metric", "chain.actions has only the relative metric");
-	if (a.subtask != SUBTASK_CHAIN && tool__has(args, "k"))
-		return tool__reject(ctx, "/k", "applies only to chain.actions");
-	if (tool__has(args, "target")) {
-		if (a.subtask == SUBTASK_CHAIN)
-			return tool__reject(ctx, "/target", "chain.actions candidates have no target object");
+	if (a.subtask != SUBTASK_CHAIN && tool__has(args, "k")) {
+		a.k = 0;
+		if (!tool__ignored(result, "k", "applies only to chain.actions"))
+			return ENG_ENOMEM;
+	}
+	if (tool__has(args, "target") && a.subtask == SUBTASK_CHAIN) {
+		if (!tool__ignored(result, "target", "chain.actions candidates have no target object"))
+			return ENG_ENOMEM;
+	} else if (tool__has(args, "target")) {
 		rc = tool__object_arg(ctx, args, "target", &a.target);
 		if (rc)
 			return rc;

@@ -221,6 +221,14 @@ int tool__object_arg(struct tool_ctx *ctx, const cJSON *args, const char *key,
  * t is outside the trajectory; fails with ENG_ERANGE when the camera looks
  * straight up or down (no heading).
  */
+/*
+ * Notes in result's "ignored" array that argument key was given but does
+ * not apply here ({"argument", "why"}). A schema-following model fills
+ * every property in strict mode, so an argument that does not apply is
+ * ignored, not an error. Returns the note or NULL when out of memory.
+ */
+cJSON *tool__ignored(cJSON *result, const char *key, const char *why);
+
 int tool__camera(struct tool_ctx *ctx, const char *key, int64_t t,
 		 struct pose *cam, float *heading);
 

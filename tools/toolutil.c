@@ -3,6 +3,7 @@
 #include "registry.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,56 @@ const char *tool__str(const cJSON *args, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Levenshtein distance of a and b, each cut at 64 bytes (ids are short). */
+static int id_distance(const char *a, const char *b)
+{
+	int row[65], i, j, la = (int)strnlen(a, 64), lb = (int)strnlen(b, 64);
+
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		int diag = row[0], up;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			int sub = diag + (a[i - 1] != b[j - 1]);
+
+			up = row[j];
+			row[j] = sub < up + 1 ? sub : up + 1;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The (up to) three object ids nearest to id by edit distance, "a, b, c". */
+static void nearest_ids(const struct recording *rec, const char *id, char *out, size_t size)
+{
+	long best[3] = { -1, -1, -1 };
+	int bd[3] = { INT_MAX, INT_MAX, INT_MAX }, k;
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < rec->nobjects; i++) {
+		int d = id_distance(id, rec->objects[i].id);
+
+		for (k = 0; k < 3; k++) {
+			if (d < bd[k]) {
+				memmove(&bd[k + 1], &bd[k], (size_t)(2 - k) * sizeof(*bd));
+				memmove(&best[k + 1], &best[k], (size_t)(2 - k) * sizeof(*best));
+				bd[k] = d;
+				best[k] = (long)i;
+				break;
+			}
+		}
+	}
+	for (k = 0; k < 3 && best[k] >= 0 && len < size; k++)
+		len += (size_t)snprintf(out + len, size - len, "%s'%.60s'", k ? ", " : "",
+					rec->objects[best[k]].id);
+}
+
 int tool__object_arg(struct tool_ctx *ctx, const cJSON *args, const char *key,
 		     long *idx)
 {
@@ -59,12 +110,32 @@ int tool__object_arg(struct tool_ctx *ctx, const cJSON *args, const char *key,
 	if (!id)
 		return tool__reject(ctx, path, "must be an object id");
 	i = recording_find_object(rec, id);
-	if (i < 0)
+	if (i < 0) {
+		char near[256];
+
+		nearest_ids(rec, id, near, sizeof(near));
 		return tool__reject(ctx, path,
-				    "no object with id '%.100s' (describe_recording lists the ids)",
-				    id);
+				    "no object with id '%.100s'; the nearest ids are %s "
+				    "(describe_recording lists them all)", id, near);
+	}
 	*idx = i;
 	return 0;
+}
+
+cJSON *tool__ignored(cJSON *result, const char *key, const char *why)
+{
+	cJSON *arr = cJSON_GetObjectItemCaseSensitive(result, "ignored"), *o;
+
+	if (!arr)
+		arr = cJSON_AddArrayToObject(result, "ignored");
+	o = cJSON_CreateObject();
+	if (!arr || !o || !cJSON_AddItemToArray(arr, o)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	if (!cJSON_AddStringToObject(o, "argument", key) || !cJSON_AddStringToObject(o, "why", why))
+		return NULL;
+	return o;
 }
 
 int tool__camera(struct tool_ctx *ctx, const char *key, int64_t t,

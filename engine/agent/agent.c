@@ -389,6 +389,35 @@ static void note_drop_target(struct agent_result *out, const cJSON *a)
 }
 
 /*
+ * Is the submit for this session's sub-task and metric? If not, *e is the
+ * error for the brain (a tool error it can fix by submitting again) and
+ * the attempt counts: a QA of another group would be stored under a group
+ * whose quota the orchestrator does not track.
+ */
+static bool session_group(struct session *x, const cJSON *a, cJSON **e)
+{
+	const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "subtask"));
+	const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "metric"));
+	const char *want_st = subtask_name(x->s->subtask), *want_m = metric_name(x->s->metric);
+	char detail[256];
+
+	if (st && m && !strcmp(st, want_st) && !strcmp(m, want_m))
+		return true;
+	snprintf(detail, sizeof(detail),
+		 "this session is %s/%s; the submit was for %s/%s: submit again with "
+		 "\"subtask\":\"%s\",\"metric\":\"%s\"",
+		 want_st, want_m, st ? st : "?", m ? m : "?", want_st, want_m);
+	x->rejected = 1;
+	set_reason(x->out, AGENT_DROP, "wrong_group", "%s", detail);
+	*e = cJSON_CreateObject();
+	cJSON_AddBoolToObject(*e, "ok", 0);
+	cJSON_AddStringToObject(*e, "error", "rejected");
+	cJSON_AddStringToObject(*e, "reason", "wrong_group");
+	cJSON_AddStringToObject(*e, "detail", detail);
+	return false;
+}
+
+/*
  * submit_qa: the schema, then the truth. Stores the result text for the
  * brain in *text. Returns 0 or an internal error.
  */
@@ -409,6 +438,8 @@ static int handle_submit(struct session *x, const char *args, char **text)
 		viol = NULL;
 		goto out;
 	}
+	if (!session_group(x, a, &e))
+		goto out;
 	t = now_s();
 	truth_release(&out->qa);
 	rc = truth_build(x->ctx, x->rec ? x->rec->id : "", a, &x->p->truth, &out->qa, code,
@@ -448,6 +479,22 @@ out:
 	return rc;
 }
 
+/* Counts a tool call that failed and keeps what it said, for the drop record. */
+static void note_tool_error(struct agent_result *out, const char *name, const cJSON *res)
+{
+	const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "violations"), 0);
+	const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "path"));
+	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "message"));
+
+	if (!msg)
+		msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "detail"));
+	if (!msg)
+		msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "error"));
+	out->tool_errors++;
+	snprintf(out->last_tool_error, sizeof(out->last_tool_error), "%s: %s%s%s", name,
+		 path ? path : "", path ? ": " : "", msg ? msg : "failed");
+}
+
 /* One tool call of the assistant message at am: its result into the history. */
 static int handle_call(struct session *x, size_t am, size_t i)
 {
@@ -472,7 +519,8 @@ static int handle_call(struct session *x, size_t am, size_t i)
 	} else {
 		t = now_s();
 		/* a failed call still gives a result ("ok": false) for the brain */
-		(void)tool_call(x->ctx, name, args, &res);
+		if (tool_call(x->ctx, name, args, &res))
+			note_tool_error(x->out, name, res);
 		x->out->t_tools_s += now_s() - t;
 		x->out->tool_calls++;
 		text = res ? cJSON_PrintUnformatted(res) : NULL;
@@ -584,6 +632,15 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 		rc = run_turn(&x, turn, &stop);
 		if (rc)
 			goto out;
+	}
+	if (out->status != AGENT_QA && out->tool_errors) {
+		/* the tool errors behind a drop: "clip_rule" alone hides them */
+		size_t len = strlen(out->reason);
+
+		snprintf(out->reason + len, sizeof(out->reason) - len,
+			 " (after %d failed tool call%s; the last: %s)", out->tool_errors,
+			 out->tool_errors == 1 ? "" : "s", out->last_tool_error);
+		cJSON_AddNumberToObject(x.doc, "tool_errors", out->tool_errors);
 	}
 	cJSON_AddNumberToObject(x.doc, "turns", out->turns);
 	cJSON_AddStringToObject(x.doc, "status", out->status == AGENT_QA ? "qa"

@@ -48,6 +48,8 @@ struct agent_result {
 	int index;              /* the session's candidate index */
 	int turns;              /* brain turns used */
 	int tool_calls;         /* tool calls executed */
+	int tool_errors;        /* of which came back "ok": false */
+	char last_tool_error[160]; /* the last of them: "tool: path: detail" */
 	int disagreements;      /* brain statements the tools contradicted */
 	double t_brain_s;       /* time spent in the brain */
 	double t_tools_s;       /* time spent in tools */

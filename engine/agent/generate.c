@@ -613,9 +613,9 @@ static void rec_check_done(struct run *r, size_t ri)
 	pthread_cond_broadcast(&r->cond);
 }
 
-static int stream_init(struct stream *s, int limit, double key_cap)
+static int stream_init(struct stream *s, int limit, double key_cap, unsigned fields)
 {
-	keybal_init(&s->bal, key_cap);
+	keybal_init(&s->bal, key_cap, fields);
 	s->on = true;
 	s->limit = limit;
 	s->closed = limit == 0;
@@ -657,6 +657,7 @@ static void activate(struct worker *w, size_t ri)
 	struct recording *rec = NULL;
 	struct tool_ctx *ctx = NULL;
 	int limits[SUBTASK_NGROUPS] = { 0 }, rc = 0, i, mine = 1;
+	unsigned fields[SUBTASK_NGROUPS] = { 0 };
 	char why[512] = "", id[512] = "";
 
 	pthread_mutex_unlock(&r->lock);
@@ -673,11 +674,19 @@ static void activate(struct worker *w, size_t ri)
 	if (!rc && mine)
 		rc = tool_ctx_new(rec, &ctx);
 	if (!rc && mine)
-		for (i = 0; i < SUBTASK_NGROUPS; i++)
+		for (i = 0; !rc && i < SUBTASK_NGROUPS; i++)
 			if (p->groups[i]) {
 				limits[i] = candidate_total(ctx, i, p);
 				if (limits[i] > p->max_sessions)
 					limits[i] = p->max_sessions;
+				/* the key fields to balance, from the group's candidates */
+				if (limits[i] && p->agent.truth.key_cap < 1) {
+					enum subtask st;
+					enum metric m;
+
+					subtask_group(i, &st, &m);
+					rc = truth_key_fields(ctx, st, m, &p->agent.truth, &fields[i]);
+				}
 			}
 	if (rc)
 		snprintf(why, sizeof(why), "%s", err_msg()[0] ? err_msg() : eng_strerror(rc));
@@ -708,7 +717,7 @@ static void activate(struct worker *w, size_t ri)
 	}
 	for (i = 0; !rc && i < SUBTASK_NGROUPS; i++)
 		if (p->groups[i]) {
-			rc = stream_init(&g->s[i], limits[i], r->p->agent.truth.key_cap);
+			rc = stream_init(&g->s[i], limits[i], r->p->agent.truth.key_cap, fields[i]);
 			if (!rc && !limits[i] && p->hooks.no_candidates) {
 				enum subtask st;
 				enum metric m;

@@ -34,7 +34,7 @@ static const char audit_usage[] =
 	"\n"
 	"  --db F          the store\n"
 	"  --tasks LIST    groups: category, category.subtask or category.subtask/metric\n"
-	"  --status LIST   statuses to audit (default: pending,approved,edited)\n"
+	"  --status LIST   statuses to audit (default: pending,approved,edited,conflict)\n"
 	"  --folds N       cross-validation folds (default 5)\n"
 	"  --json          the report as JSON\n"
 	"\n"
@@ -104,6 +104,27 @@ static int on_qa(const struct store_qa *qa, void *ctx)
 	return l->rc;
 }
 
+int audit_store(struct store *st, const char *status, const char *tasks,
+		const struct audit_params *p, struct audit_report *out)
+{
+	struct loader l = { NULL, tasks, 0 };
+	struct store_filter flt;
+	int rc;
+
+	rc = audit_set_new(&l.set);
+	if (rc)
+		return err_set(rc, "out of memory");
+	memset(&flt, 0, sizeof(flt));
+	flt.status = status;
+	rc = store_qa_iter(st, &flt, 0, on_qa, &l);
+	if (!rc)
+		rc = l.rc;
+	if (!rc && audit_run(l.set, p, out))
+		rc = err_set(ENG_ENOMEM, "out of memory");
+	audit_set_free(l.set);
+	return rc;
+}
+
 static void print_report(const struct audit_report *r)
 {
 	int g, i;
@@ -137,11 +158,10 @@ int cmd_audit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *db = NULL, *status = "pending,approved,edited";
+	const char *db = NULL, *status = "pending,approved,edited,conflict";
 	struct audit_params p = { 5, 1, 0 };
-	struct store_filter flt;
 	struct audit_report rep;
-	struct loader l = { NULL, NULL, 0 };
+	const char *tasks = NULL;
 	struct store *st = NULL;
 	int c, json = 0, rc = CMD_FAILED;
 	char *end;
@@ -150,7 +170,7 @@ int cmd_audit(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': db = optarg; break;
-		case 't': l.tasks = optarg; break;
+		case 't': tasks = optarg; break;
 		case 's': status = optarg; break;
 		case 'j': json = 1; break;
 		case 'f':
@@ -181,18 +201,8 @@ int cmd_audit(int argc, char **argv)
 		error_code(ENG_EIO, db);
 		return CMD_FAILED;
 	}
-	if (audit_set_new(&l.set)) {
-		error("out of memory");
-		goto out;
-	}
-	memset(&flt, 0, sizeof(flt));
-	flt.status = status;
-	if (store_qa_iter(st, &flt, 0, on_qa, &l) || l.rc) {
+	if (audit_store(st, status, tasks, &p, &rep)) {
 		error("%s", err_msg());
-		goto out;
-	}
-	if (audit_run(l.set, &p, &rep)) {
-		error("out of memory");
 		goto out;
 	}
 	if (json) {
@@ -212,7 +222,6 @@ int cmd_audit(int argc, char **argv)
 	}
 	rc = CMD_OK;
 out:
-	audit_set_free(l.set);
 	store_close(st);
 	return rc;
 }

@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "agent.h"
+#include "audit.h"
 #include "brain.h"
 #include "err.h"
 #include "generate.h"
@@ -42,6 +43,7 @@ struct opts {
 	long allow_failures; /* failed sessions tolerated before exit 1 */
 	int quiet;
 	int verbose;        /* print why each candidate was dropped */
+	int no_audit;       /* --no-audit: skip the blind audit at the end */
 	const char *brain_spec;
 	struct brain_config brain;
 	const char *regen_category;  /* regenerate: the category */
@@ -326,6 +328,8 @@ static const char generate_usage[] =
 	"                    'proxima merge' joins the shard stores\n"
 	"  --allow-failures N  exit 0 although up to N sessions failed in the brain\n"
 	"                    (default 0: any failed session makes the run exit 1)\n"
+	"  --no-audit        skip the blind audit of the run's groups at the end\n"
+	"                    (text-only solvers; a group over the gate is a warning)\n"
 	"  --quiet           no progress line\n"
 	"  --verbose         print why each dropped candidate was dropped\n";
 
@@ -353,6 +357,7 @@ static const struct option longopts[] = {
 	{ "key-cap", required_argument, NULL, 'K' },
 	{ "shard", required_argument, NULL, 'H' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "no-audit", no_argument, NULL, 'A' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -426,6 +431,7 @@ static int parse_options(int argc, char **argv, struct opts *o, int *done)
 			break;
 		}
 		case 'q': o->quiet = 1; break;
+		case 'A': o->no_audit = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'H':
 			if (shard_parse(optarg, &o->shard_i, &o->shard_n)) {
@@ -585,6 +591,8 @@ static void gen_params_of(const struct opts *o, int regen, struct printer *pr,
 	gp->agent.max_turns = o->max_turns;
 	gp->agent.truth.qc.n_options = o->options;
 	gp->agent.truth.key_cap = o->key_cap;
+	/* the prior holds as many answers as a group's keys, at least 8 per option */
+	gp->agent.truth.prior_keys = o->per_task > 8 * o->options ? o->per_task : 8 * o->options;
 	gp->hooks.ctx = pr;
 	gp->hooks.progress = on_progress;
 	gp->hooks.drop = on_drop;
@@ -609,6 +617,60 @@ static int open_store(const struct opts *o, int regen, struct store **st)
 		return CMD_FAILED;
 	}
 	return 0;
+}
+
+/*
+ * The blind audit of the store's live QAs in the groups this run filled
+ * (engine/task/audit.h): one line per group, and a warning for each group
+ * whose best text-only solver passes the gate. It never changes the exit
+ * status: the set is stored and the numbers say what it is worth.
+ */
+static void report_audit(struct store *st, const struct gen_totals *t,
+			 const struct gen_params *gp)
+{
+	struct audit_params ap = { 5, 1, 0 };
+	struct audit_report rep;
+	char tasks[SUBTASK_NGROUPS * 64] = "", name[96];
+	size_t len = 0;
+	int g, i;
+
+	for (g = 0; g < SUBTASK_NGROUPS; g++) {
+		if (!gp->groups[g] || !t->by_group[g])
+			continue;
+		subtask_group_name(g, name, sizeof(name));
+		len += (size_t)snprintf(tasks + len, sizeof(tasks) - len, "%s%s", len ? "," : "",
+					name);
+	}
+	if (!len)
+		return;
+	if (audit_store(st, "pending,approved,edited,conflict", tasks, &ap, &rep)) {
+		warning("blind audit: %s", err_msg());
+		return;
+	}
+	printf("  blind audit (best text-only solver, 95%% lower bound, against chance):\n");
+	for (g = 0; g < rep.ngroups; g++) {
+		const struct audit_group *x = &rep.groups[g];
+		const struct audit_solver *b = x->best >= 0 ? &x->solvers[x->best] : NULL;
+
+		subtask_group_name(x->group, name, sizeof(name));
+		if (!b)
+			continue;
+		printf("  %-42s %s %.1f%% (>= %.1f%%), chance %.1f%%, %ld QAs%s\n", name, b->name,
+		       100 * b->acc, 100 * b->lo, 100 * x->chance, x->n,
+		       x->flagged ? "  FLAGGED" : "");
+		if (!x->flagged)
+			continue;
+		for (i = 0; i < x->nsolvers; i++) {
+			const struct audit_solver *s = &x->solvers[i];
+			double margin = s->learned ? AUDIT_LEARNED_MARGIN : AUDIT_RULE_MARGIN;
+
+			if (s->lo - x->chance > margin)
+				warning("%s: the text-only solver '%s' picks the key in %.1f%% "
+					"(>= %.1f%%) against chance %.1f%%: the options give the key "
+					"away ('proxima audit --db F' for all solvers)",
+					name, s->name, 100 * s->acc, 100 * s->lo, 100 * x->chance);
+		}
+	}
 }
 
 /* The run: begin, generate, finish, summary. Returns the exit status. */
@@ -645,6 +707,8 @@ static int run(struct opts *o, struct store *st, struct brain *b0, int regen,
 		fprintf(stderr, "regenerate: %ld unreviewed %s QAs superseded\n", t.superseded,
 			o->regen_category);
 	print_summary(o, &t, now_s() - pr.t0, run_id, &gp);
+	if (!o->no_audit && !rc)
+		report_audit(st, &t, &gp);
 	if (o->shard_n)
 		printf("  shard %d/%d: %ld of %zu recordings, %ld left to other shards\n", o->shard_i,
 		       o->shard_n, (long)npaths - t.other_shards, npaths, t.other_shards);

@@ -33,6 +33,18 @@ int cmd_export(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+
+struct store;
+struct audit_params;
+struct audit_report;
+/*
+ * The blind audit of the QAs of st with one of the statuses in the comma
+ * list status, in the groups tasks selects (NULL: all), into *out; shared
+ * by `audit` and the report `generate` ends with. Returns 0 or an ENG_*
+ * code with err_msg() set.
+ */
+int audit_store(struct store *st, const char *status, const char *tasks,
+		const struct audit_params *p, struct audit_report *out);
 int cmd_merge(int argc, char **argv);
 
 /*

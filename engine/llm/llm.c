@@ -942,7 +942,7 @@ struct llm_client {
 	int n_headers;
 	int too_big;               /* the write callback hit the cap */
 	uint64_t rng;
-	unsigned long id_counter;  /* for synthesised tool_call ids */
+	unsigned long id_counter;  /* for synthesised tool_call ids: set per request */
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -1863,9 +1863,21 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	struct attempt a;
 	int attempt, retryable = 0, hit = 0;
 	int rc = 0;
+	size_t i;
 
 	memset(&a, 0, sizeof(a));
 	llm_reply_init(out);
+	/*
+	 * Ids made up for calls that came without one (text calls, providers
+	 * that send none) are a function of the conversation only: the turn
+	 * (assistant messages so far) times 100 plus the call's place. A
+	 * per-client counter made the next request, and so its cache key,
+	 * depend on which sessions the thread had served before.
+	 */
+	c->id_counter = 0;
+	for (i = 0; i < n; i++)
+		c->id_counter += msgs[i].role == LLM_ROLE_ASSISTANT;
+	c->id_counter *= 100;
 	rc = llm_build_request(c, msgs, n, tools, ntools, opts, &req);
 	if (rc)
 		return rc;

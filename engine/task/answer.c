@@ -385,36 +385,41 @@ static int dist_bin(float m)
 	return 1 + (int)floor(log2((double)m / 0.25));
 }
 
-int ans_strata(const struct answer *a, char (*out)[ANS_STRATUM_MAX])
+int ans_strata(const struct answer *a, char (*out)[ANS_STRATUM_MAX], enum ans_field *field)
 {
+	enum ans_field scratch[ANS_STRATA_MAX];
 	int n = 0, b;
 
-#define LABEL(...) snprintf(out[n++], ANS_STRATUM_MAX, __VA_ARGS__)
+	if (!field)
+		field = scratch;
+#define LABEL(f, ...) (field[n] = (f), snprintf(out[n++], ANS_STRATUM_MAX, __VA_ARGS__))
 	switch (a->kind) {
 	case ANS_GAZE_APPROX:
 	case ANS_HEAD_TURN_APPROX:
 		b = (int)floor(fabs((double)a->yaw_deg) / 30.0);
-		LABEL("turn=%s%d", a->yaw_deg < 0 ? "-" : "+", b > 5 ? 5 : b);
+		LABEL(ANS_F_TURN, "turn=%s%d", a->yaw_deg < 0 ? "-" : "+", b > 5 ? 5 : b);
 		break;
-	case ANS_HEAD_TURN_RELATIVE: LABEL("direction=%s", bev_dir_name(a->dir)); break;
-	case ANS_GAZE_RELATIVE: LABEL("relation=%s", ans_rel_name(a->rel)); break;
+	case ANS_HEAD_TURN_RELATIVE:
+		LABEL(ANS_F_DIRECTION, "direction=%s", bev_dir_name(a->dir));
+		break;
+	case ANS_GAZE_RELATIVE: LABEL(ANS_F_RELATION, "relation=%s", ans_rel_name(a->rel)); break;
 	case ANS_NAV_APPROX:
-		LABEL("direction=%s", bev_dir_name(a->dir));
-		LABEL("distance=%d", dist_bin(a->dist_m));
+		LABEL(ANS_F_DIRECTION, "direction=%s", bev_dir_name(a->dir));
+		LABEL(ANS_F_DISTANCE, "distance=%d", dist_bin(a->dist_m));
 		break;
 	case ANS_NAV_RELATIVE:
-		LABEL("first_leg=%s", bev_dir_name(a->legs[0]));
-		LABEL("legs=%s,%s", bev_dir_name(a->legs[0]),
+		LABEL(ANS_F_FIRST_LEG, "first_leg=%s", bev_dir_name(a->legs[0]));
+		LABEL(ANS_F_LEGS, "legs=%s,%s", bev_dir_name(a->legs[0]),
 		      a->nlegs > 1 ? bev_dir_name(a->legs[1]) : "-");
 		break;
 	case ANS_INTERACT_APPROX:
-		LABEL("distance=%d", dist_bin(a->dist_m));
-		LABEL("vertical=%d", a->vertical);
-		LABEL("hand=%d", (int)a->hand);
+		LABEL(ANS_F_DISTANCE, "distance=%d", dist_bin(a->dist_m));
+		LABEL(ANS_F_VERTICAL, "vertical=%d", a->vertical);
+		LABEL(ANS_F_HAND, "hand=%d", (int)a->hand);
 		/* fall through */
 	case ANS_INTERACT_RELATIVE:
-		LABEL("direction=%s", bev_dir_name(a->dir));
-		LABEL("verb=%s", a->verb);
+		LABEL(ANS_F_DIRECTION, "direction=%s", bev_dir_name(a->dir));
+		LABEL(ANS_F_VERB, "verb=%s", a->verb);
 		break;
 	default:
 		break;

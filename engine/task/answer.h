@@ -86,15 +86,29 @@ struct answer {
 #define ANS_STRATA_MAX 5    /* key fields per kind that key balance counts */
 #define ANS_STRATUM_MAX 112 /* one "field=value" label, with the NUL */
 
+/* The key fields ans_strata() labels. */
+enum ans_field {
+	ANS_F_DIRECTION = 0,
+	ANS_F_TURN,
+	ANS_F_DISTANCE,
+	ANS_F_VERTICAL,
+	ANS_F_HAND,
+	ANS_F_RELATION,
+	ANS_F_VERB,
+	ANS_F_FIRST_LEG,
+	ANS_F_LEGS,
+	ANS_NFIELDS
+};
+
 /*
- * The key fields of answer a that key balance (keybal.h) spreads, as
- * labels "field=value": sector (direction, first leg, legs), turn (in
- * 30-degree bins per side), distance (bins a factor 2 apart from 0.25 m),
- * vertical class, hand, relation and verb. Object and reference names are
- * left to the sampler's stratified order. Chains have none. Into out;
- * returns the count. Can't fail.
+ * The key fields of answer a, as labels "field=value" with their fields:
+ * sector (direction, first leg, legs), turn (in 30-degree bins per side),
+ * distance (bins a factor 2 apart from 0.25 m), vertical class, hand,
+ * relation and verb. Object and reference names are left to the
+ * sampler's stratified order. Chains have none. Into out and field (when
+ * not NULL); returns the count. Can't fail.
  */
-int ans_strata(const struct answer *a, char (*out)[ANS_STRATUM_MAX]);
+int ans_strata(const struct answer *a, char (*out)[ANS_STRATUM_MAX], enum ans_field *field);
 
 /* "intention.head_turn.approx", ...; "?" for an invalid kind. Can't fail. */
 const char *ans_kind_name(enum ans_kind kind);

@@ -904,6 +904,12 @@ int audit_run(struct audit_set *s, const struct audit_params *p, struct audit_re
 	return rc;
 }
 
+/* Six decimals: a share's float noise (0.20000000000000148) is no figure. */
+static double r6(double v)
+{
+	return round(v * 1e6) / 1e6;
+}
+
 cJSON *audit_report_json(const struct audit_report *r)
 {
 	cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "groups");
@@ -929,7 +935,7 @@ cJSON *audit_report_json(const struct audit_report *r)
 		cJSON_AddStringToObject(go, "group", name);
 		cJSON_AddNumberToObject(go, "n", (double)x->n);
 		cJSON_AddNumberToObject(go, "options", x->options);
-		cJSON_AddNumberToObject(go, "chance", x->chance);
+		cJSON_AddNumberToObject(go, "chance", r6(x->chance));
 		cJSON_AddBoolToObject(go, "flagged", x->flagged);
 		if (x->nsolvers)
 			cJSON_AddStringToObject(go, "best", x->solvers[x->best].name);
@@ -944,9 +950,9 @@ cJSON *audit_report_json(const struct audit_report *r)
 			cJSON_AddStringToObject(so, "name", s->name);
 			cJSON_AddBoolToObject(so, "learned", s->learned);
 			cJSON_AddNumberToObject(so, "n", (double)s->n);
-			cJSON_AddNumberToObject(so, "accuracy", s->acc);
-			cJSON_AddNumberToObject(so, "lower_95", s->lo);
-			cJSON_AddNumberToObject(so, "upper_95", s->hi);
+			cJSON_AddNumberToObject(so, "accuracy", r6(s->acc));
+			cJSON_AddNumberToObject(so, "lower_95", r6(s->lo));
+			cJSON_AddNumberToObject(so, "upper_95", r6(s->hi));
 		}
 	}
 	return o;

@@ -25,10 +25,11 @@ static uint64_t label_hash(const char *s)
 	return h;
 }
 
-void keybal_init(struct keybal *k, double cap)
+void keybal_init(struct keybal *k, double cap, unsigned fields)
 {
 	memset(k, 0, sizeof(*k));
 	k->cap = cap;
+	k->fields = fields;
 }
 
 void keybal_release(struct keybal *k)
@@ -61,47 +62,71 @@ static struct keybal_label *find(struct keybal *k, const char *label, uint64_t h
 	return &k->v[k->n++];
 }
 
-/* How many values of label's field have been seen. */
-static int field_values(const struct keybal *k, const char *label)
+int keybal_fields(const struct answer *v, size_t n, unsigned *fields)
 {
-	size_t len = strcspn(label, "=");
-	int i, n = 0;
+	struct keybal k;
+	int count[ANS_NFIELDS] = { 0 }, i, f;
+	size_t j;
 
-	for (i = 0; i < k->n; i++)
-		n += !strncmp(k->v[i].label, label, len) && k->v[i].label[len] == '=';
-	return n;
+	*fields = 0;
+	keybal_init(&k, 1, 0);
+	for (j = 0; j < n; j++) {
+		char labels[ANS_STRATA_MAX][ANS_STRATUM_MAX];
+		enum ans_field fl[ANS_STRATA_MAX];
+		int m = ans_strata(&v[j], labels, fl);
+
+		for (i = 0; i < m; i++) {
+			uint64_t h = label_hash(labels[i]);
+
+			if (!find(&k, labels[i], h, false)) {
+				if (!find(&k, labels[i], h, true)) {
+					keybal_release(&k);
+					return ENG_ENOMEM;
+				}
+				count[fl[i]]++;
+			}
+		}
+	}
+	keybal_release(&k);
+	for (f = 0; f < ANS_NFIELDS; f++)
+		if (f != ANS_F_DISTANCE && count[f] >= KEYBAL_MIN_VALUES)
+			*fields |= 1u << f;
+	return 0;
 }
 
 int keybal_fits(struct keybal *k, const struct answer *a, bool commit, bool *ok)
 {
 	char labels[ANS_STRATA_MAX][ANS_STRATUM_MAX];
+	enum ans_field fl[ANS_STRATA_MAX];
 	uint64_t h[ANS_STRATA_MAX];
 	double limit = k->cap * (k->used + 1) + 1;
 	int n, i;
 
 	*ok = true;
-	if (k->cap >= 1) {
+	if (k->cap >= 1 || !k->fields) {
 		k->used += commit;
 		return 0;
 	}
-	n = ans_strata(a, labels);
-	for (i = 0; i < n; i++) {
+	n = ans_strata(a, labels, fl);
+	for (i = 0; i < n; i++)
 		h[i] = label_hash(labels[i]);
-		/* every value asked about counts towards its field's values */
-		if (!find(k, labels[i], h[i], true))
-			return ENG_ENOMEM;
-	}
 	for (i = 0; i < n && *ok; i++) {
-		const struct keybal_label *t = find(k, labels[i], h[i], false);
+		const struct keybal_label *t;
 
-		if (t->count + 1 > limit + 1e-9 && field_values(k, labels[i]) >= KEYBAL_MIN_VALUES)
+		if (!(k->fields & (1u << fl[i])))
+			continue;
+		t = find(k, labels[i], h[i], false);
+		if (t && t->count + 1 > limit + 1e-9)
 			*ok = false;
 	}
 	if (!*ok || !commit)
 		return 0;
 	for (i = 0; i < n; i++) {
-		struct keybal_label *t = find(k, labels[i], h[i], true);
+		struct keybal_label *t;
 
+		if (!(k->fields & (1u << fl[i])))
+			continue;
+		t = find(k, labels[i], h[i], true);
 		if (!t)
 			return ENG_ENOMEM;
 		t->count++;
@@ -110,8 +135,8 @@ int keybal_fits(struct keybal *k, const struct answer *a, bool commit, bool *ok)
 	return 0;
 }
 
-int keybal_select(const struct answer *v, size_t n, double cap, size_t want, bool *keep,
-		  size_t *nkept)
+int keybal_select(const struct answer *v, size_t n, double cap, unsigned fields, size_t want,
+		  bool *keep, size_t *nkept)
 {
 	struct keybal k;
 	size_t *wait = NULL, nwait = 0, i, j;
@@ -119,7 +144,7 @@ int keybal_select(const struct answer *v, size_t n, double cap, size_t want, boo
 	int rc = 0;
 
 	*nkept = 0;
-	keybal_init(&k, cap);
+	keybal_init(&k, cap, fields);
 	wait = malloc((n ? n : 1) * sizeof(*wait));
 	if (!wait)
 		return ENG_ENOMEM;

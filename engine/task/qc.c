@@ -86,6 +86,7 @@ uint64_t qc_seed_from_id(const char *qa_id)
 
 struct rng {
 	uint64_t s;
+	bool uniform; /* broad draws uniform over the kind's range, not the prior's marginal */
 };
 
 /* Uniform in [0, n). */
@@ -110,9 +111,15 @@ static void shuffle_ints(struct rng *r, int *v, int n)
 #define SEED_POOL 0x6e656761746976ULL    /* "negativ" */
 #define SEED_CHAIN 0x636861696e73ULL     /* "chains" */
 
+int qc_style(const char *qa_id)
+{
+	/* one phrasing for every option of the item, varied across items */
+	return (int)((qc_seed_from_id(qa_id) >> 17) & 0x7fff);
+}
+
 void qc_shuffle(uint64_t seed, int n, int *perm)
 {
-	struct rng r = { seed ^ SEED_SHUFFLE };
+	struct rng r = { seed ^ SEED_SHUFFLE, false };
 	int i;
 
 	ENG_ASSERT(n >= 0 && n <= QC_CHAIN_MAX_CAND);
@@ -918,7 +925,7 @@ static bool draw_marginal(struct rng *r, const struct qc_context *ctx, enum fgro
 	float lo = INFINITY, hi = -INFINITY, v;
 	size_t j;
 
-	if (ctx->nprior < MARGINAL_MIN || g == FG_REL || g == FG_REF)
+	if (r->uniform || ctx->nprior < MARGINAL_MIN || g == FG_REL || g == FG_REF)
 		return false;
 	a = &ctx->prior[rng_below(&r->s, ctx->nprior)];
 	switch (g) {
@@ -959,9 +966,22 @@ static void draw_group(struct rng *r, const struct qc_context *ctx, const struct
 	if (draw_marginal(r, ctx, g, out))
 		return;
 	switch (g) {
-	case FG_YAW:
-		out->yaw_deg = (float)((int)rng_below(&r->s, 67) * 5 - 165);
+	case FG_YAW: {
+		/* magnitudes no smaller than the prior's smallest: no key turns less */
+		float lo = 180;
+		size_t j;
+		int steps;
+
+		for (j = 0; j < ctx->nprior; j++)
+			lo = fminf(lo, fabsf(ctx->prior[j].yaw_deg));
+		if (!ctx->nprior)
+			lo = 0;
+		steps = (int)((180.0f - 5.0f * ceilf(lo / 5.0f)) / 5.0f) + 1;
+		out->yaw_deg = 5.0f * ceilf(lo / 5.0f) + 5.0f * (float)rng_below(&r->s, (uint64_t)steps);
+		if (rng_below(&r->s, 2))
+			out->yaw_deg = -out->yaw_deg;
 		break;
+	}
 	case FG_DIR:
 		out->dir = (enum bev_dir)rng_below(&r->s, BEV_NDIR);
 		break;
@@ -1145,6 +1165,24 @@ static int brain_options(const struct answer *truth, const struct qc_context *ct
 	return n;
 }
 
+/* Whether the prior holds n answers pairwise apart by the margins (greedily). */
+static bool prior_spans(const struct qc_context *ctx, const struct qc_params *p, int n)
+{
+	const struct answer *rep[QC_MAX_OPTIONS];
+	size_t j;
+	int k, m = 0;
+
+	for (j = 0; j < ctx->nprior && m < n; j++) {
+		bool apart = true;
+
+		for (k = 0; k < m && apart; k++)
+			apart = qc_distinct(&ctx->prior[j], rep[k], p);
+		if (apart)
+			rep[m++] = &ctx->prior[j];
+	}
+	return m >= n;
+}
+
 /* How a set is being drawn. */
 struct draw {
 	struct rng *r;
@@ -1197,6 +1235,26 @@ static bool redraw(struct draw *d, struct opt *o, int n, int i)
 	return false;
 }
 
+/* A new centre from the prior, weighted by its kernel to every option. */
+static void redraw_centre(struct draw *d, const struct opt *o, int n)
+{
+	const struct qc_context *ctx = d->ctx;
+	struct answer centre;
+	size_t j;
+	int i;
+
+	for (j = 0; j < ctx->nprior; j++) {
+		float s = 0;
+
+		for (i = 0; i < n; i++)
+			s += fdist(&o[i].a, &ctx->prior[j], d->groups);
+		d->w[j] = (ctx->prior_weights ? ctx->prior_weights[j] : 1.0f) *
+			  expf(-DESIGN_KERNEL * s);
+	}
+	centre = ctx->prior[pick_weighted(d->r, d->w, ctx->nprior)];
+	kernel_weights(ctx, &centre, d->groups, d->w);
+}
+
 /*
  * Draws a set around a centre until it satisfies the symmetric
  * constraints. Option 0 is the truth. The centre c is an answer of the
@@ -1242,6 +1300,14 @@ static int design(struct draw *d, struct opt *o, int n, const struct qtext *q)
 			}
 			if (++valid_sweeps >= 2 && set_ok(o, n, q, d->p))
 				return 0;
+			/*
+			 * The centre given every option, the truth among them: with
+			 * the centre drawn from the truth alone, the margins push the
+			 * distractors away from a centre the truth sits by, and the
+			 * key becomes the option most like the others.
+			 */
+			if (d->ctx->nprior)
+				redraw_centre(d, o, n);
 		}
 	}
 	return ENG_ENOTFOUND;
@@ -1278,8 +1344,7 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 		goto out;
 	}
 	seed = qc_seed_from_id(qa_id);
-	/* one phrasing for every option of the item, varied across items */
-	style = (int)((seed >> 17) & 0x7fff);
+	style = qc_style(qa_id);
 	o[0].a = *truth;
 	if (render_opt(&o[0], p, style)) {
 		rc = err_set(ENG_EINVAL, "qc: the truth does not render: %s", err_msg());
@@ -1288,6 +1353,7 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 	if (question)
 		qt_prep(question, qt);
 	rng.s = seed ^ SEED_POOL;
+	rng.uniform = false;
 	nbrain = brain_options(&o[0].a, ctx, p, style, brain, 8, &rejected);
 	memset(out, 0, sizeof(*out));
 	{
@@ -1297,6 +1363,16 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 		/* a recording with few candidates of the group leans on the broad prior */
 		d.broad = ctx->nprior >= (size_t)(8 * n) ? BROAD_SHARE
 			  : ctx->nprior >= (size_t)(2 * n) ? 0.3f : ctx->nprior ? 0.7f : 1.0f;
+		/*
+		 * A prior with fewer than n answers apart by the margins cannot
+		 * fill a set (eight head-turn directions when no key faces
+		 * forward): its broad draws cover the kind's whole range.
+		 */
+		if (ctx->nprior && !prior_spans(ctx, p, n)) {
+			rng.uniform = true;
+			if (d.broad < 0.5f)
+				d.broad = 0.5f;
+		}
 		d.w = calloc(ctx->nprior + 1, sizeof(*d.w));
 		if (!d.w) {
 			rc = ENG_ENOMEM;
@@ -1476,6 +1552,7 @@ int qc_chain_candidates(const char *const *truth, int k, const char *const *pool
 	}
 	seed = qc_seed_from_id(qa_id);
 	rng.s = seed ^ SEED_CHAIN;
+	rng.uniform = false;
 	if (npool) {
 		order = malloc(sizeof(*order) * npool);
 		if (!order)

@@ -84,6 +84,13 @@ struct qc_context {
  */
 size_t qc_pick_reference(const enum ans_rel *rels, size_t n, uint64_t *state);
 
+/*
+ * The phrasing style (ans_render_style()) of every option of the QA with
+ * this id: one per item, so no option's wording differs from the others',
+ * varied across items. Can't fail.
+ */
+int qc_style(const char *qa_id);
+
 /* Why an item failed; the store counts drops by reason. */
 enum qc_reason {
 	QC_OK = 0,

@@ -218,7 +218,8 @@ static int key_cb(const char *s, size_t len, int lineno, void *arg)
 	struct key_find *kf = arg;
 	size_t i;
 
-	for (i = 0; i < len && name_char(s[i]); i++)
+	/* a key may carry a phrasing variant: "turn~2" */
+	for (i = 0; i < len && (name_char(s[i]) || s[i] == '~'); i++)
 		;
 	if (i != kf->klen || i >= len || s[i] != ':' || memcmp(s, kf->key, i))
 		return 0;

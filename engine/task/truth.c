@@ -29,6 +29,7 @@ void truth_defaults(struct truth_params *p)
 	p->interaction_lead_s = 1.0;
 	p->min_nav_m = 1.5;
 	p->key_cap = KEYBAL_DEFAULT_CAP;
+	p->prior_keys = TRUTH_PRIOR_MAX;
 	qc_defaults(&p->qc);
 }
 
@@ -365,9 +366,11 @@ struct prior_entry {
 	enum metric metric;
 	enum ans_kind kind;
 	double window_s, key_cap;
+	int prior_keys;
 	struct disc_params disc;
 	struct answer *v;
 	size_t n;
+	unsigned fields;   /* the key-balanced fields (keybal_fields) */
 };
 
 struct prior_cache {
@@ -393,9 +396,19 @@ static int prior_compute(struct build *b, struct prior_entry *e)
 	struct clips_result r;
 	struct answer *pool = NULL;
 	bool *keep = NULL;
-	size_t i, n = 0, nkept;
+	size_t i, n = 0, nkept, want;
 	int rc;
 
+	/*
+	 * As many answers as the keys will be, taken the way they are (the
+	 * sampler's stratified order, the key balance): a prior of the whole
+	 * recording would hold the order's tail, which the keys of a quota
+	 * never reach, and distractors would differ from keys in what the
+	 * order spreads first (the vertical class of an interaction, say).
+	 */
+	want = b->p->prior_keys < 1 ? 1 : (size_t)b->p->prior_keys;
+	if (want > TRUTH_PRIOR_MAX)
+		want = TRUTH_PRIOR_MAX;
 	memset(&a, 0, sizeof(a));
 	a.subtask = b->subtask;
 	a.metric = b->metric;
@@ -422,8 +435,10 @@ static int prior_compute(struct build *b, struct prior_entry *e)
 		n++;
 	}
 	/* the keys are balanced (keybal.h): so is what distractors are drawn from */
-	rc = keybal_select(pool, n, b->p->key_cap, TRUTH_PRIOR_MAX, keep, &nkept);
-	for (i = 0; !rc && i < n && e->n < TRUTH_PRIOR_MAX; i++)
+	rc = keybal_fields(pool, n, &e->fields);
+	if (!rc)
+		rc = keybal_select(pool, n, b->p->key_cap, e->fields, want, keep, &nkept);
+	for (i = 0; !rc && i < n && e->n < want; i++)
 		if (keep[i])
 			e->v[e->n++] = pool[i];
 out:
@@ -432,15 +447,15 @@ out:
 	return rc;
 }
 
-static int build_prior(struct build *b)
+/* The cached prior of b's group, built on first use; *out NULL for a group without one. */
+static int prior_get(struct build *b, const struct prior_entry **out)
 {
 	struct prior_cache *c = tool_ctx_slot(b->ctx, TOOL_SLOT_PRIOR);
 	struct prior_entry *e = NULL, key;
 	size_t i;
 	int rc;
 
-	b->qctx.prior = NULL;
-	b->qctx.nprior = 0;
+	*out = NULL;
 	if (!task_get(b->subtask)->prior)
 		return 0;
 	memset(&key, 0, sizeof(key));
@@ -449,6 +464,7 @@ static int build_prior(struct build *b)
 	key.kind = b->ans.kind;
 	key.window_s = b->p->window_s;
 	key.key_cap = b->p->key_cap;
+	key.prior_keys = b->p->prior_keys;
 	key.disc = b->p->qc.disc;
 	if (!c) {
 		c = calloc(1, sizeof(*c));
@@ -463,7 +479,8 @@ static int build_prior(struct build *b)
 	for (i = 0; i < c->n && !e; i++)
 		if (c->e[i].subtask == key.subtask && c->e[i].metric == key.metric &&
 		    c->e[i].kind == key.kind && c->e[i].window_s == key.window_s &&
-		    c->e[i].key_cap == key.key_cap && !memcmp(&c->e[i].disc, &key.disc, sizeof(key.disc)))
+		    c->e[i].key_cap == key.key_cap && c->e[i].prior_keys == key.prior_keys &&
+		    !memcmp(&c->e[i].disc, &key.disc, sizeof(key.disc)))
 			e = &c->e[i];
 	if (!e) {
 		if (c->n == ARRAY_SIZE(c->e)) {
@@ -479,9 +496,42 @@ static int build_prior(struct build *b)
 		c->e[c->n] = key;
 		e = &c->e[c->n++];
 	}
-	b->qctx.prior = e->v;
-	b->qctx.nprior = e->n;
+	*out = e;
 	return 0;
+}
+
+static int build_prior(struct build *b)
+{
+	const struct prior_entry *e;
+	int rc = prior_get(b, &e);
+
+	b->qctx.prior = e ? e->v : NULL;
+	b->qctx.nprior = e ? e->n : 0;
+	return rc;
+}
+
+int truth_key_fields(struct tool_ctx *ctx, enum subtask st, enum metric m,
+		     const struct truth_params *p, unsigned *fields)
+{
+	const struct prior_entry *e;
+	struct build b;
+	int rc;
+
+	*fields = 0;
+	memset(&b, 0, sizeof(b));
+	b.ctx = ctx;
+	b.rec = tool_ctx_rec(ctx);
+	b.p = p;
+	b.subtask = st;
+	b.metric = m;
+	b.target = -1;
+	ans_init(&b.ans, ans_kind_from_task(subtask_info(st)->short_name, metric_name(m)));
+	if (b.ans.kind == ANS_NKIND)
+		return 0;
+	rc = prior_get(&b, &e);
+	if (!rc && e)
+		*fields = e->fields;
+	return rc;
 }
 
 /* The options of a multiple-choice QA: negatives, text QC, shuffle. */

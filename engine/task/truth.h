@@ -19,6 +19,7 @@
 #include "hash.h"
 #include "qc.h"
 #include "registry.h"
+#include "subtask.h"
 
 struct truth_params {
 	int frames;            /* frames per clip (8) */
@@ -28,6 +29,9 @@ struct truth_params {
 	double min_nav_m;      /* navigate: target at least this far (1.5 m) */
 	double key_cap;        /* key balance (keybal.h) of each recording's group and of
 				  the negatives' prior (0.3; >= 1: none) */
+	int prior_keys;        /* answers in the negatives' prior: the first this many of
+				  the group's candidates as the keys are chosen (256; the
+				  generator: its quota, at least 8 per option) */
 	struct qc_params qc;   /* options, margins, text checks */
 };
 
@@ -83,5 +87,13 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
  * Returns 0, ENG_EPARSE (the stored JSON is not the engine's) or ENG_ENOMEM.
  */
 int truth_place_key(struct truth *t, int pos);
+
+/*
+ * The key fields the balance of a group holds in ctx's recording (bit per
+ * enum ans_field; keybal_fields() over the group's candidates), building
+ * and caching the group's prior. 0 for chains. Returns 0 or an error.
+ */
+int truth_key_fields(struct tool_ctx *ctx, enum subtask st, enum metric m,
+		     const struct truth_params *p, unsigned *fields);
 
 #endif /* TRUTH_H */

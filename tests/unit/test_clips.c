@@ -577,8 +577,6 @@ static void test_argument_errors(void **state)
 	expect_error(ctx, "{\"subtask\":\"intention.look\"}", "/subtask");
 	expect_error(ctx, "{}", "/subtask");
 	expect_error(ctx, "{\"subtask\":\"chain.actions\",\"metric\":\"approx\"}", "/metric");
-	expect_error(ctx, "{\"subtask\":\"chain.actions\",\"target\":\"cup\"}", "/target");
-	expect_error(ctx, "{\"subtask\":\"intention.head_turn\",\"k\":3}", "/k");
 	expect_error(ctx, "{\"subtask\":\"chain.actions\",\"k\":7}", "/k");
 	expect_error(ctx, "{\"subtask\":\"intention.head_turn\",\"target\":\"sofa\"}", "/target");
 	expect_error(ctx, "{\"subtask\":\"chain.actions\",\"index\":9}", "/index");
@@ -586,6 +584,61 @@ static void test_argument_errors(void **state)
 	expect_error(ctx, "{\"subtask\":\"chain.actions\",\"t0\":5,\"t1\":4}", "/t1");
 	expect_error(ctx, "{\"subtask\":\"chain.actions\",\"frames\":1}", "/frames");
 	expect_error(ctx, "{\"subtask\":\"chain.actions\",\"metric\":\"exact\"}", "/metric");
+	tool_ctx_free(ctx);
+	recording_free(r);
+}
+
+/* The candidates of args, printed, with the "ignored" notes removed into *ignored. */
+static char *candidates_of(struct tool_ctx *ctx, const char *args, cJSON **ignored)
+{
+	cJSON *res = NULL;
+	char *s;
+
+	assert_int_equal(tool_call(ctx, "sample_clips", args, &res), 0);
+	*ignored = cJSON_DetachItemFromObjectCaseSensitive(res, "ignored");
+	s = cJSON_PrintUnformatted(res);
+	cJSON_Delete(res);
+	return s;
+}
+
+/*
+ * A model in strict mode fills every argument: one that does not apply to
+ * the sub-task is ignored with a note, and the candidates are those of the
+ * call without it. An unknown object id names the nearest real ones.
+ */
+static void test_arguments_that_do_not_apply(void **state)
+{
+	struct recording *r = kitchen();
+	struct tool_ctx *ctx = ctx_for(r);
+	cJSON *ign = NULL, *none = NULL, *res = NULL;
+	char *with, *without;
+	char *detail;
+
+	(void)state;
+	with = candidates_of(ctx, "{\"subtask\":\"intention.head_turn\",\"k\":3,\"count\":5}", &ign);
+	without = candidates_of(ctx, "{\"subtask\":\"intention.head_turn\",\"count\":5}", &none);
+	assert_string_equal(with, without);
+	assert_null(none);
+	assert_int_equal(cJSON_GetArraySize(ign), 1);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(ign, 0), "argument")), "k");
+	free(with);
+	free(without);
+	cJSON_Delete(ign);
+	with = candidates_of(ctx, "{\"subtask\":\"chain.actions\",\"target\":\"cup\"}", &ign);
+	without = candidates_of(ctx, "{\"subtask\":\"chain.actions\"}", &none);
+	assert_string_equal(with, without);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(ign, 0), "argument")), "target");
+	free(with);
+	free(without);
+	cJSON_Delete(ign);
+	/* "cup_" is one edit from the kitchen's "cup": listed first */
+	assert_int_equal(tool_call(ctx, "sample_clips",
+				   "{\"subtask\":\"intention.head_turn\",\"target\":\"cup_\"}",
+				   &res), ENG_ESCHEMA);
+	detail = cJSON_PrintUnformatted(res);
+	assert_non_null(strstr(detail, "nearest ids are 'cup'"));
+	free(detail);
+	cJSON_Delete(res);
 	tool_ctx_free(ctx);
 	recording_free(r);
 }
@@ -851,6 +904,7 @@ int main(void)
 		cmocka_unit_test(test_chain_by_hand),
 		cmocka_unit_test(test_seeded_order),
 		cmocka_unit_test(test_argument_errors),
+		cmocka_unit_test(test_arguments_that_do_not_apply),
 		cmocka_unit_test(test_rules_on_example),
 	};
 

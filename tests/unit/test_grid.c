@@ -318,6 +318,30 @@ static int brute_nearest(const struct grid *g, double fx, double fy,
 	return *bx < 0 ? ENG_ENOTFOUND : 0;
 }
 
+/* The same with ties to the cell nearest (tx, ty), then row-major order. */
+static int brute_toward(const struct grid *g, double fx, double fy, double maxd, double tx,
+			double ty, int *bx, int *by)
+{
+	double best = INFINITY, bt = INFINITY;
+	int x, y;
+
+	*bx = *by = -1;
+	for (y = 0; y < g->h; y++)
+		for (x = 0; x < g->w; x++) {
+			double d2 = (x - fx) * (x - fx) + (y - fy) * (y - fy);
+			double t2 = (x - tx) * (x - tx) + (y - ty) * (y - ty);
+
+			if (!grid_is_free(g, x, y) || d2 > maxd * maxd || d2 > best ||
+			    (d2 == best && t2 >= bt))
+				continue;
+			best = d2;
+			bt = t2;
+			*bx = x;
+			*by = y;
+		}
+	return *bx < 0 ? ENG_ENOTFOUND : 0;
+}
+
 static uint32_t rng_state;
 
 static uint32_t rng(void)
@@ -348,6 +372,20 @@ static void test_nearest_free(void **state)
 	assert_int_equal(y, 2);
 	assert_int_equal(grid_nearest_free(&g, -30, 1.9, 10, &x, &y), ENG_ENOTFOUND);
 	assert_int_equal(grid_nearest_free(&g, NAN, 1, 10, &x, &y), ENG_EINVAL);
+	/* ties toward a point: the cell on the side it lies */
+	assert_int_equal(grid_nearest_free_toward(&g, 2, 2, 10, 4.5, 2, &x, &y), 0);
+	assert_int_equal(x, 3);
+	assert_int_equal(y, 2);
+	assert_int_equal(grid_nearest_free_toward(&g, 2, 2, 10, -1, 2.4, &x, &y), 0);
+	assert_int_equal(x, 1);
+	assert_int_equal(y, 2);
+	assert_int_equal(grid_nearest_free_toward(&g, 2, 2, 10, 2, 4, &x, &y), 0);
+	assert_int_equal(x, 2);
+	assert_int_equal(y, 3);
+	/* no tie: the nearest cell whatever the side */
+	assert_int_equal(grid_nearest_free_toward(&g, 2.2, 2.0, 10, -5, 2, &x, &y), 0);
+	assert_int_equal(x, 3);
+	assert_int_equal(y, 2);
 	/* against brute force on random grids */
 	rng_state = 12345;
 	for (i = 0; i < 300; i++) {
@@ -369,6 +407,16 @@ static void test_nearest_free(void **state)
 		if (!rc) {
 			assert_int_equal(x, bx);
 			assert_int_equal(y, by);
+		}
+		{
+			double tx = (double)(rng() % 40), ty = (double)(rng() % 40);
+
+			rc = grid_nearest_free_toward(&g, fx, fy, maxd, tx, ty, &x, &y);
+			assert_int_equal(rc, brute_toward(&g, fx, fy, maxd, tx, ty, &bx, &by));
+			if (!rc) {
+				assert_int_equal(x, bx);
+				assert_int_equal(y, by);
+			}
 		}
 	}
 }
