@@ -2,6 +2,7 @@
 /* The orchestrator loop: brain <-> tool calls, bounded turns, submit_qa. */
 #include "agent.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "embed.h"
@@ -16,6 +18,7 @@
 #include "schema.h"
 #include "task.h"
 #include "template.h"
+#include "video.h"
 
 #define SUBMIT_TOOL "submit_qa"
 
@@ -25,6 +28,8 @@ void agent_defaults(struct agent_params *p)
 	p->max_calls_per_turn = 8;
 	p->max_result_bytes = (size_t)16 * 1024;
 	p->max_submit_attempts = 3;
+	p->brain_frames = 0;
+	p->brain_frame_width = 0;
 	truth_defaults(&p->truth);
 }
 
@@ -49,9 +54,45 @@ static pthread_once_t tools_once = PTHREAD_ONCE_INIT;
 static cJSON *tools_doc;          /* the OpenAI tools array, owned */
 static struct llm_tool *tools_arr;
 static size_t tools_n;
+static struct llm_tool *sub_arr[SUBTASK_COUNT]; /* per sub-task: a subset of tools_arr */
+static size_t sub_n[SUBTASK_COUNT];
 static struct schema *submit_schema;
 static int tools_rc;
 static char tools_err[512];
+
+/* Is name an item of the comma-separated list? */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (list && *list) {
+		size_t len = strcspn(list, ",");
+
+		if (len == n && !strncmp(list, name, n))
+			return true;
+		list += len + (list[len] == ',');
+	}
+	return false;
+}
+
+/* Each sub-task's tools, in the order of tools_arr, submit_qa last. */
+static int subtask_tools(void)
+{
+	int st;
+	size_t i;
+
+	for (st = 0; st < SUBTASK_COUNT; st++) {
+		const char *list = subtask_info((enum subtask)st)->tools;
+
+		sub_arr[st] = calloc(tools_n, sizeof(**sub_arr));
+		if (!sub_arr[st])
+			return ENG_ENOMEM;
+		for (i = 0; i < tools_n; i++)
+			if (!strcmp(tools_arr[i].name, SUBMIT_TOOL) || listed(list, tools_arr[i].name))
+				sub_arr[st][sub_n[st]++] = tools_arr[i];
+	}
+	return 0;
+}
 
 static void tools_init(void)
 {
@@ -100,6 +141,7 @@ static void tools_init(void)
 		tools_arr[i].strict = 1;
 		i++;
 	}
+	rc = subtask_tools();
 out:
 	cJSON_Delete(sub);
 	if (rc)
@@ -114,6 +156,18 @@ int agent_tools(const struct llm_tool **tools, size_t *ntools)
 		return err_set(tools_rc, "%s", tools_err);
 	*tools = tools_arr;
 	*ntools = tools_n;
+	return 0;
+}
+
+int agent_session_tools(enum subtask st, const struct llm_tool **tools, size_t *ntools)
+{
+	pthread_once(&tools_once, tools_init);
+	if (tools_rc)
+		return err_set(tools_rc, "%s", tools_err);
+	if ((unsigned)st >= SUBTASK_COUNT)
+		return err_set(ENG_EINVAL, "no sub-task %d", (int)st);
+	*tools = sub_arr[st];
+	*ntools = sub_n[st];
 	return 0;
 }
 
@@ -295,6 +349,8 @@ struct session {
 	cJSON *doc, *trace;        /* the trace document and its messages */
 	int submits, rejected;
 	bool done;                 /* a QA was accepted */
+	int64_t clip_t;            /* --brain-frames: T of the first candidate shown, or 0 */
+	bool frames_sent;          /* ... its frames were sent (or could not be) */
 };
 
 /* The system and task prompts, as the first two messages. */
@@ -307,7 +363,7 @@ static int session_begin(struct session *x)
 	struct llm_msg *m;
 	int rc;
 
-	rc = agent_tools(&x->tools, &x->ntools);
+	rc = agent_session_tools(s->subtask, &x->tools, &x->ntools);
 	if (!rc)
 		rc = recording_summary(x->ctx, &summary);
 	if (rc)
@@ -479,6 +535,110 @@ out:
 	return rc;
 }
 
+/* ======================= The clip's frames for the brain ======================= */
+
+/* T of the first candidate of a sample_clips result, or 0. */
+static int64_t first_clip_t(const cJSON *res)
+{
+	const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "candidates"), 0);
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "t_ns");
+
+	if (cJSON_IsRaw(t) && t->valuestring)
+		return strtoll(t->valuestring, NULL, 10);
+	return cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0;
+}
+
+/*
+ * Adds the frames of the clip ending at T to user message m as images,
+ * oldest first: the engine's frame times (truth_frame_times) with
+ * p->brain_frames frames, extracted to a private temporary folder and
+ * read back. Returns 0 or an error naming what failed (no video, a frame).
+ */
+static int add_clip_frames(struct session *x, int64_t T, struct llm_msg *m, cJSON *times)
+{
+	struct truth_params tp = x->p->truth;
+	int64_t t[64];
+	struct video *v = NULL;
+	struct video_shot shot;
+	struct buf b;
+	char dir[PATH_MAX], file[PATH_MAX + 32];
+	const char *tmp = getenv("TMPDIR"), *paths[1];
+	int i, n, rc;
+
+	buf_init(&b, (size_t)64 << 20);
+	tp.frames = x->p->brain_frames > 64 ? 64 : x->p->brain_frames;
+	n = truth_frame_times(T, &tp, t);
+	snprintf(dir, sizeof(dir), "%s/proxima-frames-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return err_set(ENG_EIO, "cannot make a folder for the clip's frames in %s",
+			       tmp && *tmp ? tmp : "/tmp");
+	rc = video_open(x->rec, &v);
+	for (i = 0; !rc && i < n; i++) {
+		snprintf(file, sizeof(file), "%s/%02d.jpg", dir, i);
+		paths[0] = file;
+		rc = video_extract(v, &t[i], 1, x->p->brain_frame_width, paths, &shot);
+		if (!rc)
+			rc = buf_read_file(&b, file);
+		if (!rc)
+			rc = llm_msg_add_image(m, "image/jpeg", b.ptr, b.len);
+		if (!rc)
+			cJSON_AddItemToArray(times, cJSON_CreateNumber((double)shot.frame_ns));
+		buf_reset(&b);
+		unlink(file);
+	}
+	rmdir(dir);
+	video_close(v);
+	buf_release(&b);
+	return rc;
+}
+
+/*
+ * With --brain-frames, once a turn's calls have shown the brain a
+ * candidate clip, the next message shows it the clip's frames, so that its
+ * question may refer to what is visible; the truth still comes from the
+ * tools. A recording without video gets a line saying so, once.
+ */
+static int send_clip_frames(struct session *x)
+{
+	struct llm_msg *um;
+	cJSON *tr, *times;
+	char text[256];
+	int rc;
+
+	if (!x->clip_t || x->frames_sent)
+		return 0;
+	x->frames_sent = true;
+	um = history_push(&x->h);
+	tr = cJSON_CreateObject();
+	times = cJSON_CreateArray();
+	if (!um || !tr || !times) {
+		cJSON_Delete(tr);
+		cJSON_Delete(times);
+		return ENG_ENOMEM;
+	}
+	snprintf(text, sizeof(text),
+		 "The %d frames of the clip ending at T = %lld ns, oldest first, the last at T. "
+		 "Word the question for what they show; the answer comes from the tools.",
+		 x->p->brain_frames, (long long)x->clip_t);
+	rc = llm_msg_text(um, LLM_ROLE_USER, text);
+	if (!rc)
+		rc = add_clip_frames(x, x->clip_t, um, times);
+	if (rc && rc != ENG_ENOMEM) {
+		/* no frames to show: the session goes on with the text alone */
+		snprintf(text, sizeof(text), "No frames of the clip can be shown: %s", err_msg());
+		llm_msg_release(um);
+		rc = llm_msg_text(um, LLM_ROLE_USER, text);
+		cJSON_Delete(times);
+		times = NULL;
+	}
+	cJSON_AddStringToObject(tr, "role", "user");
+	cJSON_AddStringToObject(tr, "content", text);
+	if (times)
+		cJSON_AddItemToObject(tr, "frames_ns", times);
+	cJSON_AddItemToArray(x->trace, tr);
+	return rc;
+}
+
 /* Counts a tool call that failed and keeps what it said, for the drop record. */
 static void note_tool_error(struct agent_result *out, const char *name, const cJSON *res)
 {
@@ -521,6 +681,8 @@ static int handle_call(struct session *x, size_t am, size_t i)
 		/* a failed call still gives a result ("ok": false) for the brain */
 		if (tool_call(x->ctx, name, args, &res))
 			note_tool_error(x->out, name, res);
+		else if (x->p->brain_frames > 0 && !x->clip_t && !strcmp(name, "sample_clips"))
+			x->clip_t = first_clip_t(res);
 		x->out->t_tools_s += now_s() - t;
 		x->out->tool_calls++;
 		text = res ? cJSON_PrintUnformatted(res) : NULL;
@@ -603,6 +765,8 @@ static int run_turn(struct session *x, int turn, bool *stop)
 	}
 	/* the reason of the last rejection stands after the last attempt */
 	*stop = x->done || x->submits >= x->p->max_submit_attempts;
+	if (!*stop)
+		return send_clip_frames(x);
 	return 0;
 }
 

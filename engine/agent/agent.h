@@ -24,6 +24,8 @@ struct agent_params {
 	int max_calls_per_turn;   /* tool calls executed per turn (8) */
 	size_t max_result_bytes;  /* a tool result sent back is cut here (16 KiB) */
 	int max_submit_attempts;  /* rejected submit_qa calls before giving up (3) */
+	int brain_frames;         /* frames of the clip shown to the brain (0: none) */
+	int brain_frame_width;    /* their width in pixels (0: VIDEO_DEFAULT_WIDTH) */
 	struct truth_params truth; /* clip and QC settings */
 };
 
@@ -66,6 +68,13 @@ void agent_result_release(struct agent_result *r);
  * Built once (thread-safe) and shared read-only. Returns 0 or an error.
  */
 int agent_tools(const struct llm_tool **tools, size_t *ntools);
+
+/*
+ * The tools a session of sub-task st is offered: those of its row in the
+ * sub-task table (engine/base/subtask.c) and submit_qa, in the order of
+ * agent_tools(). Shared read-only. Returns 0 or an error.
+ */
+int agent_session_tools(enum subtask st, const struct llm_tool **tools, size_t *ntools);
 
 /*
  * Runs one session on recording ctx's recording with brain b for the

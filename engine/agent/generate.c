@@ -259,6 +259,7 @@ static int write_result(struct run *r, size_t ri, int group, const struct agent_
 	} else {
 		const struct subtask_info *si = subtask_info(st);
 		struct store_drop x = { 0 };
+		bool added = false;
 
 		x.run_id = r->run_id;
 		x.recording_id = rec_id;
@@ -268,14 +269,20 @@ static int write_result(struct run *r, size_t ri, int group, const struct agent_
 		x.reason = res->reason_code[0] ? res->reason_code : "unknown";
 		x.t_ns = res->drop_t_ns;
 		x.target = res->drop_target[0] ? res->drop_target : NULL;
-		if (res->status == AGENT_FAILED)
-			d->failed++;
-		else
-			d->drops++;
-		count_drop(d, x.reason);
+		x.detail = res->reason[0] ? res->reason : NULL;
 		if (r->p->hooks.drop)
 			r->p->hooks.drop(r->p->hooks.ctx, rec_id, group, res);
-		return store_drop_put(r->st, &x);
+		rc = store_drop_add(r->st, &x, &added);
+		if (rc)
+			return rc;
+		/* the run counts what it stored: a candidate dropped twice is one row */
+		if (res->status == AGENT_FAILED) {
+			d->failed++;
+		} else if (added) {
+			d->drops++;
+			count_drop(d, x.reason);
+		}
+		return 0;
 	}
 }
 

@@ -9,15 +9,26 @@
 
 #define BOTH (SUBTASK_METRIC_BIT(METRIC_APPROX) | SUBTASK_METRIC_BIT(METRIC_RELATIVE))
 
+/*
+ * The tools of a sub-task are those its task prompt (prompts/tasks/) names
+ * and the ones that check them; sending only these keeps each request
+ * small (the whole tools array was 25 KB) and the prompt prefix stable.
+ */
+#define COMMON "sample_clips,spatial_relation,visible_objects,describe_recording"
+
 static const struct subtask_info table[SUBTASK_COUNT] = {
-	[SUBTASK_HEAD_TURN] = { "intention.head_turn", "intention", "head_turn", BOTH, true },
+	[SUBTASK_HEAD_TURN] = { "intention.head_turn", "intention", "head_turn", BOTH, true,
+				COMMON },
 	[SUBTASK_GAZE_TARGET] = { "intention.gaze_target", "intention", "gaze_target", BOTH,
-				  false },
-	[SUBTASK_NAVIGATE] = { "exploration.navigate", "exploration", "navigate", BOTH, true },
+				  false, COMMON ",cast_gaze" },
+	[SUBTASK_NAVIGATE] = { "exploration.navigate", "exploration", "navigate", BOTH, true,
+			       COMMON ",plan_path,build_occupancy" },
 	[SUBTASK_NEXT_INTERACTION] = { "exploitation.next_interaction", "exploitation",
-				       "next_interaction", BOTH, false },
+				       "next_interaction", BOTH, false,
+				       COMMON ",find_interactions" },
 	[SUBTASK_CHAIN] = { "chain.actions", "chain", "actions",
-			    SUBTASK_METRIC_BIT(METRIC_RELATIVE), true },
+			    SUBTASK_METRIC_BIT(METRIC_RELATIVE), true,
+			    COMMON ",extract_keysteps,build_chain" },
 };
 
 static const char *const metric_names[METRIC_COUNT] = { "approx", "relative" };

@@ -48,6 +48,8 @@ struct subtask_info {
 	const char *short_name; /* "head_turn" */
 	unsigned metrics;     /* SUBTASK_METRIC_BIT of each metric it has */
 	bool planning;        /* planning (true) or predictive (false) */
+	const char *tools;    /* the brain tools its sessions are offered, comma-separated
+				 (submit_qa is always offered) */
 };
 
 /* The row of st; NULL for a value out of range. */

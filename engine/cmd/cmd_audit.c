@@ -171,7 +171,13 @@ int cmd_audit(int argc, char **argv)
 		switch (c) {
 		case 'd': db = optarg; break;
 		case 't': tasks = optarg; break;
-		case 's': status = optarg; break;
+		case 's':
+			if (store_status_list_check(optarg)) {
+				error("--status: %s", err_msg());
+				return CMD_USAGE;
+			}
+			status = optarg;
+			break;
 		case 'j': json = 1; break;
 		case 'f':
 			p.folds = (int)strtol(optarg, &end, 10);

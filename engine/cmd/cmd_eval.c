@@ -195,6 +195,10 @@ int cmd_eval(int argc, char **argv)
 			db = optarg;
 			break;
 		case 's':
+			if (store_status_list_check(optarg)) {
+				error("--status: %s", err_msg());
+				return CMD_USAGE;
+			}
 			status = optarg;
 			break;
 		case 't':

@@ -102,6 +102,10 @@ int cmd_export(int argc, char **argv)
 			p.dir = optarg;
 			break;
 		case 's':
+			if (store_status_list_check(optarg)) {
+				error("--status: %s", err_msg());
+				return CMD_USAGE;
+			}
 			p.status = optarg;
 			break;
 		case 't':

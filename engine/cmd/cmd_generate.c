@@ -44,6 +44,8 @@ struct opts {
 	int quiet;
 	int verbose;        /* print why each candidate was dropped */
 	int no_audit;       /* --no-audit: skip the blind audit at the end */
+	int brain_frames;   /* --brain-frames N: the clip's frames shown to the brain */
+	int brain_frame_width; /* --brain-frame-width W */
 	const char *brain_spec;
 	struct brain_config brain;
 	const char *regen_category;  /* regenerate: the category */
@@ -328,6 +330,11 @@ static const char generate_usage[] =
 	"                    'proxima merge' joins the shard stores\n"
 	"  --allow-failures N  exit 0 although up to N sessions failed in the brain\n"
 	"                    (default 0: any failed session makes the run exit 1)\n"
+	"  --brain-frames N  openai: show the brain the N frames of the first candidate\n"
+	"                    clip it samples, as images (so its question can refer to\n"
+	"                    what is visible); the truth still comes from the tools;\n"
+	"                    a recording without video gets a line saying so\n"
+	"  --brain-frame-width W  their width in pixels (default 640)\n"
 	"  --no-audit        skip the blind audit of the run's groups at the end\n"
 	"                    (text-only solvers; a group over the gate is a warning)\n"
 	"  --quiet           no progress line\n"
@@ -358,6 +365,8 @@ static const struct option longopts[] = {
 	{ "shard", required_argument, NULL, 'H' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "no-audit", no_argument, NULL, 'A' },
+	{ "brain-frames", required_argument, NULL, 'G' },
+	{ "brain-frame-width", required_argument, NULL, 'W' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -373,6 +382,8 @@ static const char *number_option(int c)
 	case 's': return "seed";
 	case 'j': return "jobs";
 	case 'F': return "allow-failures";
+	case 'G': return "brain-frames";
+	case 'W': return "brain-frame-width";
 	default: return "max-turns";
 	}
 }
@@ -396,6 +407,8 @@ static int set_number(struct opts *o, int c, const char *arg)
 	case 's': o->seed = (uint64_t)v; break;
 	case 'j': o->jobs = (int)v; break;
 	case 'F': o->allow_failures = v; break;
+	case 'G': o->brain_frames = (int)v; break;
+	case 'W': o->brain_frame_width = (int)v; break;
 	default: o->max_turns = (int)v; break;
 	}
 	return 0;
@@ -446,6 +459,7 @@ static int parse_options(int argc, char **argv, struct opts *o, int *done)
 			}
 			break;
 		case 'n': case 'S': case 'o': case 'O': case 's': case 'j': case 'M': case 'F':
+		case 'G': case 'W':
 			if (set_number(o, c, optarg))
 				return CMD_USAGE;
 			break;
@@ -478,6 +492,10 @@ static int check_options(struct opts *o, int argc, int regen)
 		return error("--jobs must be between 1 and 256"), CMD_USAGE;
 	if (o->max_turns < 2)
 		return error("--max-turns must be at least 2"), CMD_USAGE;
+	if (o->brain_frames > 64 || o->brain_frames == 1)
+		return error("--brain-frames must be 0 (none) or from 2 to 64"), CMD_USAGE;
+	if (o->brain_frame_width && (o->brain_frame_width < 64 || o->brain_frame_width > 4096))
+		return error("--brain-frame-width must be from 64 to 4096"), CMD_USAGE;
 	if (o->tasks && check_tasks(o->tasks))
 		return CMD_USAGE;
 	if (regen && o->shard_n)
@@ -589,6 +607,8 @@ static void gen_params_of(const struct opts *o, int regen, struct printer *pr,
 	gp->cache = o->brain.kind == BRAIN_OPENAI;
 	agent_defaults(&gp->agent);
 	gp->agent.max_turns = o->max_turns;
+	gp->agent.brain_frames = o->brain_frames;
+	gp->agent.brain_frame_width = o->brain_frame_width;
 	gp->agent.truth.qc.n_options = o->options;
 	gp->agent.truth.key_cap = o->key_cap;
 	/* the prior holds as many answers as a group's keys, at least 8 per option */

@@ -127,7 +127,13 @@ static int parse_args(int argc, char **argv, struct review_args *a)
 		case OPT_CATEGORY: a->filter.category = optarg; break;
 		case OPT_SUBTASK: a->filter.subtask = optarg; break;
 		case OPT_METRIC: a->filter.metric = optarg; break;
-		case OPT_STATUS: a->filter.status = optarg; break;
+		case OPT_STATUS:
+			if (store_status_list_check(optarg)) {
+				error("--status: %s", err_msg());
+				return CMD_USAGE;
+			}
+			a->filter.status = optarg;
+			break;
 		case OPT_RECORDING: a->filter.recording_id = optarg; break;
 		case OPT_LIMIT:
 			if (parse_i64("--limit", optarg, 0, 1LL << 40, &v))

@@ -192,7 +192,7 @@ int cmd_stats(int argc, char **argv)
 			return CMD_USAGE;
 		}
 	}
-	if (!db && optind == argc - 1)
+	if (!db && optind < argc)
 		db = argv[optind++];
 	if (!db || optind != argc) {
 		if (!db)

@@ -46,6 +46,7 @@ struct audit_report;
 int audit_store(struct store *st, const char *status, const char *tasks,
 		const struct audit_params *p, struct audit_report *out);
 int cmd_merge(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 /*
  * Returns 1 when argv holds -h or --help (before any "--"), so that

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "eval", cmd_eval, "score model answers (EgoProx metrics)" },
 	{ "audit", cmd_audit, "how well solvers that never see the video answer the QAs" },
 	{ "merge", cmd_merge, "merge shard stores into one by QA id" },
+	{ "check", cmd_check, "check a store: integrity, orphans, lost replacements" },
 	{ "tool", cmd_tool, "run a native 3D tool" },
 };
 

@@ -61,7 +61,6 @@ struct export_params {
 	const char *tasks;          /* comma list of CATEGORY, CATEGORY.SUBTASK,
 				     * CATEGORY.SUBTASK/METRIC; NULL = every task */
 	int frames;                 /* > 0: extract this many frames per QA; 0: list only */
-	const char *ffmpeg;         /* unused: frames are decoded in-process */
 	const char *media_url;      /* labelstudio: videos from `proxima review serve` at this
 				     * address (URL/media/<id>); NULL: Label Studio's local files */
 	const char *local_files_root; /* labelstudio: Label Studio's LOCAL_FILES_DOCUMENT_ROOT;

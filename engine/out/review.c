@@ -723,6 +723,12 @@ static enum MHD_Result serve_media(struct review_server *s, struct store *st,
 	}
 	add_common_headers(r, ctype);
 	MHD_add_response_header(r, "Accept-Ranges", "bytes");
+	/*
+	 * Label Studio (`export --format labelstudio --media-url`) plays the
+	 * video from its own origin; the bytes are the recording's video, and
+	 * the Host check and (off loopback) the access cookie still apply.
+	 */
+	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
 	if (ranged) {
 		snprintf(range_hdr, sizeof(range_hdr), "bytes %llu-%llu/%llu",
 			 (unsigned long long)first, (unsigned long long)last,

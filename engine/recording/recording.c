@@ -387,10 +387,70 @@ static bool pose_finite(const struct pose *p)
 	return true;
 }
 
+/*
+ * Time bounds, so that no later loop over a span can run for ever or
+ * overflow: every timestamp within +-REC_T_LIMIT_NS, a trajectory of at
+ * most REC_MAX_SPAN_NS, and a warning for each stream with samples more
+ * than REC_OUTSIDE_NS outside the trajectory's span (a stray row).
+ */
+static int check_times(struct recording *rec)
+{
+	int64_t t0 = rec->traj[0].t_ns, t1 = rec->traj[rec->ntraj - 1].t_ns;
+	size_t i, out_g = 0, out_o = 0, out_a = 0;
+	int rc = 0;
+
+	if (t0 < -REC_T_LIMIT_NS || t1 > REC_T_LIMIT_NS)
+		return err_set(ENG_ERANGE, "%s: trajectory time %lld ns is beyond +-2^62 ns",
+			       rec->root, (long long)(t0 < -REC_T_LIMIT_NS ? t0 : t1));
+	if (t1 - t0 > REC_MAX_SPAN_NS)
+		return err_set(ENG_ERANGE, "%s: the trajectory spans %.0f s (from t_ns %lld to %lld), "
+			       "more than the %.0f s a recording may span", rec->root,
+			       (double)(t1 - t0) / 1e9, (long long)t0, (long long)t1,
+			       (double)REC_MAX_SPAN_NS / 1e9);
+	for (i = 0; i < rec->ngaze; i++) {
+		int64_t t = rec->gaze[i].t_ns;
+
+		if (t < -REC_T_LIMIT_NS || t > REC_T_LIMIT_NS)
+			return err_set(ENG_ERANGE, "%s: gaze sample %zu at %lld ns is beyond +-2^62 ns",
+				       rec->root, i, (long long)t);
+		out_g += t < t0 - REC_OUTSIDE_NS || t > t1 + REC_OUTSIDE_NS;
+	}
+	for (i = 0; i < rec->nobj_poses; i++) {
+		int64_t t = rec->obj_poses[i].t_ns;
+
+		if (t < -REC_T_LIMIT_NS || t > REC_T_LIMIT_NS)
+			return err_set(ENG_ERANGE, "%s: object pose sample %zu at %lld ns is beyond "
+				       "+-2^62 ns", rec->root, i, (long long)t);
+		out_o += t < t0 - REC_OUTSIDE_NS || t > t1 + REC_OUTSIDE_NS;
+	}
+	for (i = 0; i < rec->nactions; i++) {
+		const struct rec_action *a = &rec->actions[i];
+
+		if (a->start_ns < -REC_T_LIMIT_NS || a->end_ns > REC_T_LIMIT_NS)
+			return err_set(ENG_ERANGE, "%s: action %zu (%lld .. %lld ns) is beyond +-2^62 ns",
+				       rec->root, i, (long long)a->start_ns, (long long)a->end_ns);
+		out_a += a->end_ns < t0 - REC_OUTSIDE_NS || a->start_ns > t1 + REC_OUTSIDE_NS;
+	}
+	if (out_g)
+		rc = recording__warn(rec, "%zu gaze samples lie more than %.0f s outside the "
+				     "trajectory [%lld, %lld] ns", out_g, REC_OUTSIDE_NS / 1e9,
+				     (long long)t0, (long long)t1);
+	if (!rc && out_o)
+		rc = recording__warn(rec, "%zu object pose samples lie more than %.0f s outside the "
+				     "trajectory [%lld, %lld] ns", out_o, REC_OUTSIDE_NS / 1e9,
+				     (long long)t0, (long long)t1);
+	if (!rc && out_a)
+		rc = recording__warn(rec, "%zu actions lie more than %.0f s outside the trajectory "
+				     "[%lld, %lld] ns", out_a, REC_OUTSIDE_NS / 1e9, (long long)t0,
+				     (long long)t1);
+	return rc;
+}
+
 int recording__finish(struct recording *rec)
 {
 	size_t i;
 	float lo = INFINITY;
+	int rc;
 
 	if (!rec->ntraj)
 		return err_set(ENG_EINVAL, "%s: the trajectory is empty", rec->root);
@@ -407,6 +467,9 @@ int recording__finish(struct recording *rec)
 		if (rec->gaze[i].t_ns < rec->gaze[i - 1].t_ns)
 			return err_set(ENG_EINVAL, "%s: gaze timestamps out of order at sample %zu",
 				       rec->root, i);
+	rc = check_times(rec);
+	if (rc)
+		return rc;
 	if (rec->nactions > 1)
 		qsort(rec->actions, rec->nactions, sizeof(*rec->actions), cmp_action);
 

@@ -181,6 +181,17 @@ int recording_load(const char *path, enum rec_layout layout,
 /* Frees everything. recording_free(NULL) is a no-op. */
 void recording_free(struct recording *rec);
 
+/*
+ * Time bounds every loader's result is held to (recording__finish): every
+ * timestamp within +-REC_T_LIMIT_NS (2^62 ns, so that differences never
+ * overflow), a trajectory spanning at most REC_MAX_SPAN_NS (7 days), and a
+ * warning for gaze, object poses or actions more than REC_OUTSIDE_NS (60 s)
+ * outside the trajectory.
+ */
+#define REC_T_LIMIT_NS ((int64_t)1 << 62)
+#define REC_MAX_SPAN_NS ((int64_t)7 * 24 * 3600 * 1000000000)
+#define REC_OUTSIDE_NS 60000000000.0
+
 /* Start and end time of the recording (the trajectory's span). */
 int64_t recording_t0(const struct recording *rec);
 int64_t recording_t1(const struct recording *rec);

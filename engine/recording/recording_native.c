@@ -380,13 +380,28 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 	rc = 0;
 	if (nrows > 1)
 		qsort(rows, nrows, sizeof(*rows), cmp_obj_row);
-	for (i = 1; i < nrows; i++)
+	for (i = 1; i < nrows; i++) {
+		/*
+		 * Objects may interleave, but each object's own rows come in time
+		 * order: a stray row would otherwise be sorted in quietly and
+		 * stretch the object's span.
+		 */
+		if (rows[i].obj == rows[i - 1].obj && rows[i].line < rows[i - 1].line &&
+		    rows[i].s.t_ns != rows[i - 1].s.t_ns) {
+			rc = err_set(ENG_EINVAL, "%s:%zu: object '%.64s': timestamps out of order "
+				     "(t_ns %lld on line %zu comes after t_ns %lld on line %zu)",
+				     path, rows[i - 1].line, rec->objects[rows[i].obj].id,
+				     (long long)rows[i - 1].s.t_ns, rows[i - 1].line,
+				     (long long)rows[i].s.t_ns, rows[i].line);
+			goto out;
+		}
 		if (rows[i].obj == rows[i - 1].obj && rows[i].s.t_ns == rows[i - 1].s.t_ns) {
 			rc = err_set(ENG_EINVAL, "%s:%zu: object '%.64s' has two samples at t_ns %lld (line %zu)",
 				     path, rows[i].line, rec->objects[rows[i].obj].id,
 				     (long long)rows[i].s.t_ns, rows[i - 1].line);
 			goto out;
 		}
+	}
 	free(rec->obj_poses);
 	rec->obj_poses = malloc((nrows ? nrows : 1) * sizeof(*rec->obj_poses));
 	rec->nobj_poses = 0;
@@ -472,6 +487,17 @@ static int read_camera(const cJSON *root, const char *file, struct rec_camera *c
 	rc = rc ? rc : jsonfile_num(co, "cy", false, ctx, &cy);
 	if (rc)
 		return rc;
+	/* the principal point lies in the image, give or take an image */
+	if (!(cx >= -(double)w && cx <= 2.0 * (double)w))
+		return err_set(ENG_ERANGE, "%s.cx: %g is not in [-width, 2 x width] = [%lld, %lld]",
+			       ctx, cx, -(long long)w, 2 * (long long)w);
+	if (!(cy >= -(double)h && cy <= 2.0 * (double)h))
+		return err_set(ENG_ERANGE, "%s.cy: %g is not in [-height, 2 x height] = [%lld, %lld]",
+			       ctx, cy, -(long long)h, 2 * (long long)h);
+	/* a focal length past 100 image widths is a field of view under 0.6 degrees */
+	if (fx > 100.0 * (double)w || fy > 100.0 * (double)h)
+		return err_set(ENG_ERANGE, "%s: fx %g or fy %g is over 100 times the image size",
+			       ctx, fx, fy);
 	cam->width = (int)w;
 	cam->height = (int)h;
 	cam->cx = (float)cx;
@@ -618,6 +644,11 @@ static int read_gaze(const char *path, struct recording *rec)
 		if (rec->ngaze && g.t_ns < rec->gaze[rec->ngaze - 1].t_ns) {
 			rc = csv_err(c, ENG_EINVAL, "timestamps out of order (t_ns %lld after %lld)",
 				     (long long)g.t_ns, (long long)rec->gaze[rec->ngaze - 1].t_ns);
+			break;
+		}
+		if (rec->ngaze && g.t_ns == rec->gaze[rec->ngaze - 1].t_ns) {
+			rc = csv_err(c, ENG_EINVAL, "a second gaze sample at t_ns %lld",
+				     (long long)g.t_ns);
 			break;
 		}
 		for (k = 0; k < 3; k++)

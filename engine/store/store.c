@@ -21,6 +21,24 @@ const char *const store__qa_statuses[STORE_N_STATUSES] = {
 	"pending", "approved", "rejected", "edited", "superseded", "dropped", "conflict"
 };
 
+int store_status_list_check(const char *list)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < STORE_N_STATUSES; i++)
+			if (strlen(store__qa_statuses[i]) == n && !strncmp(p, store__qa_statuses[i], n))
+				break;
+		if (i == STORE_N_STATUSES)
+			return err_set(ENG_EINVAL, "unknown status '%.*s' (pending, approved, rejected, "
+				       "edited, conflict, superseded, dropped)", (int)(n > 64 ? 64 : n), p);
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
 /* ============================== Schema ============================== */
 
 /*
@@ -184,6 +202,9 @@ static const char *const store_migrations[] = {
 	" AND status = old.status;"
 	" INSERT INTO qa_counts VALUES (new.recording_id, new.category, new.subtask,"
 	" new.metric, new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1; END;",
+
+	/* 2 -> 3: what a drop said (the rejection, the failed tool calls behind it) */
+	"ALTER TABLE drops ADD COLUMN detail TEXT;",
 };
 
 _Static_assert(ARRAY_SIZE(store_migrations) == STORE_SCHEMA_VERSION,
@@ -418,6 +439,9 @@ static int store_check_file(struct store *st)
 	rc = store__pragma_int(st, "PRAGMA user_version", &v, "reading the schema version");
 	if (rc)
 		return rc;
+	if (v < 0)
+		return err_set(ENG_EDB, "'%s': schema version %d is negative: not a proxima store, "
+			       "or a damaged one", st->path, v);
 	if (v > STORE_SCHEMA_VERSION)
 		return err_set(ENG_ERANGE, "'%s': schema version %d is newer than "
 			       "version %d that this proxima knows; use a newer proxima",
@@ -432,7 +456,8 @@ static int store_check_file(struct store *st)
 	if (st->readonly && v == 0)
 		return err_set(ENG_EDB, "'%s': an empty database, not a proxima store",
 			       st->path);
-	if (st->readonly && v < STORE_SCHEMA_VERSION)
+	/* a read-only open reads what the steps since STORE_READ_MIN_VERSION only added */
+	if (st->readonly && v < STORE_READ_MIN_VERSION)
 		return err_set(ENG_ERANGE, "'%s': schema version %d is older than version "
 			       "%d; open it once read-write to migrate it",
 			       st->path, v, STORE_SCHEMA_VERSION);

@@ -39,12 +39,19 @@
 #ifndef STORE_H
 #define STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct cJSON;
 
 /* The schema version this program writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
+/*
+ * The oldest version a read-only open accepts as it is: the steps after it
+ * only add what readers do not need (3: drops.detail). Older ones must be
+ * opened read-write once, which migrates them.
+ */
+#define STORE_READ_MIN_VERSION 2
 
 /* A store handle; opaque. */
 struct store;
@@ -329,13 +336,18 @@ struct store_drop {
 	const char *reason;       /* required: short stable code, "ambiguous_margin" */
 	int64_t t_ns;             /* candidate's x_T, or 0 when none */
 	const char *target;       /* or NULL */
+	const char *detail;       /* what was said: the rejection, the failed tool calls; or NULL */
 };
 
 /*
  * Counts a dropped candidate. The same candidate (recording, category,
  * subtask, metric, reason, t_ns, target) is counted once however often it
- * is put, so a rerun adds nothing. Returns 0, ENG_EINVAL or ENG_EDB.
+ * is put, so a rerun adds nothing; *added (may be NULL) says whether this
+ * put was the first. Returns 0, ENG_EINVAL or ENG_EDB.
  */
+int store_drop_add(struct store *st, const struct store_drop *drop, bool *added);
+
+/* store_drop_add() without *added. */
 int store_drop_put(struct store *st, const struct store_drop *drop);
 
 /* ============================== Reviews ============================== */
@@ -537,5 +549,37 @@ struct store_merge_stats {
  * not a proxima store, or SQLite fails; the message names path).
  */
 int store_merge(struct store *st, const char *path, struct store_merge_stats *stats);
+
+
+/* ============================== Check ============================== */
+
+/* Called once per problem found (kind: "integrity", "superseded_without_replacement", ...). */
+typedef int (*store_check_fn)(void *ctx, const char *kind, const char *detail);
+
+struct store_check_result {
+	long checks;              /* checks run */
+	long problems;            /* problems found, over every check */
+	int64_t qas, reviews, runs; /* rows (when the file is sound enough to count) */
+};
+
+/*
+ * Checks the store without changing it: SQLite's integrity check, foreign
+ * keys, then (on a sound file) superseded QAs with no live QA in their
+ * place, JSON columns that do not parse, answer indices outside the
+ * options, qa_counts against the qa table, reviews and traces of QAs that
+ * are not stored, QAs of recordings and runs that are not stored. Calls cb
+ * for each problem (the first 20 of a check, then "... and N more").
+ * Returns 0 (whatever was found: see res->problems), cb's non-zero value,
+ * or ENG_EDB when a check cannot run.
+ */
+int store_check(struct store *st, store_check_fn cb, void *ctx, struct store_check_result *res);
+
+
+/*
+ * Checks a comma list of QA statuses (as --status takes it). Returns 0, or
+ * ENG_EINVAL with err_msg() naming the first unknown item and the known
+ * statuses. NULL and "" are valid (no filter).
+ */
+int store_status_list_check(const char *list);
 
 #endif /* STORE_H */

@@ -282,8 +282,8 @@ static int merge_reviews_drops_cache(struct store *st, const char *path,
 	if (!rc)
 		rc = merge_exec(st, path,
 				"INSERT INTO main.drops (run_id, recording_id, category, subtask,"
-				" metric, reason, t_ns, target) SELECT r.new, d.recording_id,"
-				" d.category, d.subtask, d.metric, d.reason, d.t_ns, d.target"
+				" metric, reason, t_ns, target, detail) SELECT r.new, d.recording_id,"
+				" d.category, d.subtask, d.metric, d.reason, d.t_ns, d.target, d.detail"
 				" FROM " MERGE_SRC ".drops d"
 				" LEFT JOIN temp.merge_runs r ON r.old = d.run_id WHERE true"
 				" ORDER BY d.id ON CONFLICT DO NOTHING", "copying drops",

@@ -817,11 +817,16 @@ out:
 
 int store_drop_put(struct store *st, const struct store_drop *d)
 {
+	return store_drop_add(st, d, NULL);
+}
+
+int store_drop_add(struct store *st, const struct store_drop *d, bool *added)
+{
 	static const char *const metrics[] = { "approx", "relative" };
 	static const char sql[] =
 		"INSERT OR IGNORE INTO drops (run_id, recording_id, category, subtask,"
-		" metric, reason, t_ns, target) VALUES (:run_id, :recording_id,"
-		" :category, :subtask, :metric, :reason, :t_ns, :target)";
+		" metric, reason, t_ns, target, detail) VALUES (:run_id, :recording_id,"
+		" :category, :subtask, :metric, :reason, :t_ns, :target, :detail)";
 	sqlite3_stmt *s = NULL;
 	int rc;
 
@@ -840,11 +845,14 @@ int store_drop_put(struct store *st, const struct store_drop *d)
 	    store__bind_text(s, ":recording_id", d->recording_id) ||
 	    store__bind_text(s, ":category", d->category) || store__bind_text(s, ":subtask", d->subtask) ||
 	    store__bind_text(s, ":metric", d->metric) || store__bind_text(s, ":reason", d->reason) ||
-	    store__bind_i64(s, ":t_ns", d->t_ns) || store__bind_text(s, ":target", d->target)) {
+	    store__bind_i64(s, ":t_ns", d->t_ns) || store__bind_text(s, ":target", d->target) ||
+	    store__bind_text(s, ":detail", d->detail)) {
 		rc = store__db_fail(st, "storing a drop");
 		goto out;
 	}
 	rc = store__db_done(st, s, "storing a drop");
+	if (!rc && added)
+		*added = sqlite3_changes(st->db) > 0;
 out:
 	sqlite3_finalize(s);
 	return rc;

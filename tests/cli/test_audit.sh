@@ -27,6 +27,14 @@ for n in 5 8; do
 	# shellcheck disable=SC2086
 	expect_status 0 "generate at $n options" "$PROXIMA" generate $recs --db "$TMP/o$n.db" \
 		--per-task 70 --options "$n" --seed 11 --quiet
+	# generate ends with the same audit: a line per group, none flagged
+	lines=$(printf '%s\n' "$OUT" | grep -c ', chance [0-9.]*%, [0-9]* QAs')
+	[ "$lines" -eq 9 ] && ok "$n options: generate audits its nine groups" ||
+		not_ok "$n options: generate audited $lines groups"
+	case "$OUT$ERR" in
+	*FLAGGED*) not_ok "$n options: generate flags a group" ;;
+	*) ok "$n options: generate flags no group" ;;
+	esac
 	expect_status 0 "audit at $n options" "$PROXIMA" audit --db "$TMP/o$n.db"
 	printf '%s\n' "$OUT" >"$TMP/audit$n"
 	groups=$(grep -c ' QAs, ' "$TMP/audit$n")

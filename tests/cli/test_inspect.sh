@@ -77,4 +77,36 @@ expect_match "share_on_object" "$OUT" "help documents the JSON keys"
 expect_status 2 "inspect without PATH" "$PROXIMA" inspect
 expect_status 2 "inspect with two PATHs" "$PROXIMA" inspect "$D/adt" "$D/mps"
 expect_status 2 "inspect --bogus" "$PROXIMA" inspect --bogus "$D/adt"
+# bounded input (examples/tiny, one change each): a clear error, or a documented warning
+bad() { # NAME SHELL: a copy of examples/tiny with SHELL run in it
+	rm -rf "$TMP/$1"
+	cp -r examples/tiny "$TMP/$1"
+	(cd "$TMP/$1" && sh -c "$2")
+}
+bad tmax 'echo "9223372036854775807,4.65,3.55,1.6,-0.81,-0.13,0.09,0.55" >> trajectory.csv'
+expect_status 1 "a last trajectory row at INT64_MAX" timeout 20 "$PROXIMA" inspect "$TMP/tmax"
+expect_match "trajectory time 9223372036854775807 ns is beyond \+-2\^62 ns" "$ERR" "the time is named"
+bad tmin 'sed -i "2s/^0,/-9223372036854775808,/" trajectory.csv'
+expect_status 1 "a first trajectory row at INT64_MIN" timeout 20 "$PROXIMA" inspect "$TMP/tmin"
+expect_match "trajectory time -9223372036854775808 ns is beyond" "$ERR" "the time is named"
+bad week 'echo "700000000000000,4.65,3.55,1.6,-0.81,-0.13,0.09,0.55" >> trajectory.csv'
+expect_status 1 "a trajectory of eight days" "$PROXIMA" inspect "$TMP/week"
+expect_match "the trajectory spans 700000 s .* more than the 604800 s" "$ERR" "the span is named"
+bad stray 'l=$(sed -n 3p object_poses.csv); sed -i 3d object_poses.csv
+	echo "$l" | sed "s/^\([^,]*\),[0-9]*,/\1,995000000000,/" >/tmp/.stray.$$
+	sed -i "5r /tmp/.stray.$$" object_poses.csv; rm -f /tmp/.stray.$$'
+expect_status 1 "an object pose row out of order" "$PROXIMA" inspect "$TMP/stray"
+expect_match "object_poses\.csv:[0-9]+: object 'mug_1': timestamps out of order \(.*995000000000 on line 6\)" \
+	"$ERR" "the object and both lines are named"
+bad late 'l=$(sed -n 3p object_poses.csv); sed -i 3d object_poses.csv
+	echo "$l" | sed "s/^\([^,]*\),[0-9]*,/\1,995000000000,/" >> object_poses.csv'
+expect_status 0 "an object pose long after the trajectory" "$PROXIMA" inspect "$TMP/late"
+expect_match "1 object pose samples lie more than 60 s outside the trajectory \[0, 60000000000\] ns" \
+	"$OUT" "a warning says so"
+bad dupgaze 'sed -n 2p gaze.csv >/tmp/.g.$$; sed -i "2r /tmp/.g.$$" gaze.csv; rm -f /tmp/.g.$$'
+expect_status 1 "two gaze samples at one time" "$PROXIMA" inspect "$TMP/dupgaze"
+expect_match "gaze\.csv:3: a second gaze sample at t_ns 0" "$ERR" "the line is named"
+bad cy 'sed -i "s/\"cy\": *240\.0/\"cy\": 1e308/" recording.json'
+expect_status 1 "an absurd principal point" "$PROXIMA" inspect "$TMP/cy"
+expect_match "recording\.json: camera\.cy: 1e\+308 is not in \[-height, 2 x height\]" "$ERR" "cy is named"
 done_testing

@@ -67,7 +67,7 @@ fi
 cp "$TMP/s.db" "$TMP/new.db"
 sqlite3 "$TMP/new.db" 'PRAGMA user_version = 9;'
 expect_status 1 "stats on a newer schema fails" "$PROXIMA" stats "$TMP/new.db"
-expect_match "'$TMP/new.db': schema version 9 is newer than version 2" "$ERR" \
+expect_match "'$TMP/new.db': schema version 9 is newer than version 3" "$ERR" \
 	"newer schema names the file and both versions"
 
 # another program's SQLite database

@@ -455,8 +455,13 @@ static void test_bad_native_fields(void **state)
 	load_fails(dir, ENG_EINVAL, "p.csv:3: unknown object id 'q'", NULL);
 	write_tmp("p.csv", "object_id,t_ns,tx,ty,tz,qx,qy,qz,qw\ns,1,0,0,0,0,0,0,1\n");
 	load_fails(dir, ENG_EINVAL, "p.csv:2: object 's' is static", NULL);
-	write_tmp("p.csv", "object_id,t_ns,tx,ty,tz,qx,qy,qz,qw\nd,5,0,0,0,0,0,0,1\nd,1,0,0,0,0,0,0,1\nd,5,1,0,0,0,0,0,1\n");
-	load_fails(dir, ENG_EINVAL, "p.csv:4: object 'd' has two samples at t_ns 5 (line 2)", NULL);
+	write_tmp("p.csv", "object_id,t_ns,tx,ty,tz,qx,qy,qz,qw\nd,1,0,0,0,0,0,0,1\nd,5,0,0,0,0,0,0,1\nd,5,1,0,0,0,0,0,1\n");
+	load_fails(dir, ENG_EINVAL, "p.csv:4: object 'd' has two samples at t_ns 5 (line 3)", NULL);
+	/* one object's rows out of time order: a stray row is not sorted in quietly */
+	write_tmp("p.csv", "object_id,t_ns,tx,ty,tz,qx,qy,qz,qw\nd,5,0,0,0,0,0,0,1\nd,1,0,0,0,0,0,0,1\n");
+	load_fails(dir, ENG_EINVAL,
+		   "p.csv:3: object 'd': timestamps out of order (t_ns 1 on line 3 comes after t_ns 5 on line 2)",
+		   NULL);
 
 	/* actions: end before start, bad hand */
 	write_tmp("recording.json", "{\"format\": \"proxima-recording/1\", \"id\": \"x\", \"up\": [0,0,1], \"streams\": {\"trajectory\": \"trajectory.csv\", \"actions\": \"a.json\"}}");

@@ -247,10 +247,16 @@ static void test_newer_version_refused(void **state)
 	assert_null(st);
 	assert_non_null(strstr(err_msg(), f->path));
 	assert_non_null(strstr(err_msg(), "version 7"));
-	assert_non_null(strstr(err_msg(), "version 2"));
+	assert_non_null(strstr(err_msg(), "version 3"));
 	assert_int_equal(store_open(f->path, STORE_READONLY, &st), ENG_ERANGE);
 	/* the refusal did not touch the file */
 	assert_int_equal(header_u32(f->path, 60), 7);
+	/* a negative version (the header's u32 read as signed) is refused, not migrated */
+	header_set_u32(f->path, 60, 0xffffffffu);
+	assert_int_equal(store_open(f->path, 0, &st), ENG_EDB);
+	assert_null(st);
+	assert_non_null(strstr(err_msg(), "schema version -1 is negative"));
+	assert_int_equal(header_u32(f->path, 60), 0xffffffffu);
 }
 
 static void test_bad_files(void **state)
@@ -591,7 +597,7 @@ static void test_supersede_replace_keeps_reviews(void **state)
 	struct store_qa dropped = qa_make("00000000000000e3", "exploration", "navigate",
 					  "relative", 80, 0);
 	struct store_drop d = { 0, "rec1", "exploration", "navigate", "approx",
-				"no_path", 70, "sofa" };
+				"no_path", 70, "sofa", NULL };
 	cJSON *got = NULL, *revs;
 	int64_t n = -1;
 
@@ -1006,7 +1012,7 @@ static void test_upgrade_from_v1(void **state)
 	status_is(f->st, "b000000000000006", "pending", "");
 	store_close(f->st);
 	f->st = NULL;
-	assert_int_equal(header_u32(f->path, 60), 2);
+	assert_int_equal(header_u32(f->path, 60), STORE_SCHEMA_VERSION);
 	/* every review as it was, none an adjudication; the other tables kept */
 	shell_text(f->path, reviews_sql, after, sizeof(after));
 	assert_string_equal(after, before);
@@ -1284,11 +1290,11 @@ static void test_stats_groups_exact(void **state)
 	struct store_qa q5 = qa_make("0000000000000035", "exploration", "navigate", "approx", 5, 0);
 	struct store_qa q6 = qa_make("0000000000000036", "exploration", "navigate", "approx", 6, 3);
 	struct store_drop d1 = { 0, "rec1", "exploration", "navigate", "approx",
-				 "ambiguous_margin", 100, "sofa" };
+				 "ambiguous_margin", 100, "sofa", NULL };
 	struct store_drop d2 = { 0, "rec1", "exploration", "navigate", "approx",
-				 "ambiguous_margin", 200, "sofa" };
+				 "ambiguous_margin", 200, "sofa", NULL };
 	struct store_drop d3 = { 0, "rec1", "exploration", "navigate", "relative",
-				 "no_path", 300, NULL };
+				 "no_path", 300, NULL, NULL };
 	static const char want_groups[] =
 		"{"
 		"\"exploration.navigate/approx\": {\"total\": 3, \"pending\": 0,"

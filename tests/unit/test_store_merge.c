@@ -131,7 +131,7 @@ static void put_qa(struct store *st, const char *id, const char *rec, int64_t ru
 static void put_drop(struct store *st, const char *rec, int64_t run_id, int64_t t)
 {
 	struct store_drop d = { run_id, rec, "intention", "head_turn", "approx", "ambiguous",
-				t, "mug" };
+				t, "mug", NULL };
 
 	assert_int_equal(store_drop_put(st, &d), 0);
 }
