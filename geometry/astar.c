@@ -76,6 +76,7 @@ struct astar_ws {
 	size_t compactions;    /* open-list compactions so far */
 	int32_t *queue;        /* flood-fill queue */
 	uint8_t *scratch;      /* w * h reachability cells for the ring search */
+	bool reach_valid;      /* scratch holds a component of the loaded grid */
 	uint32_t seen;         /* open stamp of the current query (even) */
 	int32_t start, goal;   /* padded ends of the last path */
 	bool found;            /* the last query found a path */
@@ -169,6 +170,7 @@ int astar_ws_load(struct astar_ws *ws, const struct grid *g)
 
 	if (g->w < 1 || g->h < 1 || g->w > ws->max_w || g->h > ws->max_h)
 		return ENG_EINVAL;
+	ws->reach_valid = false;
 	W = g->w + 2;
 	n = (size_t)W * (size_t)(g->h + 2);
 	memset(ws->pass, 0, n);
@@ -584,14 +586,21 @@ int astar_nearest_reachable(struct astar_ws *ws, int sx, int sy, double fx,
 	s = (sy + 1) * ws->W + sx + 1;
 	if (!ws->pass[s])
 		return ENG_ENOTFOUND;
-	next_gen(ws);
-	flood(ws, s);
 	reach.w = ws->w;
 	reach.h = ws->h;
 	reach.x0 = 0;
 	reach.y0 = 0;
 	reach.cell = 1;
 	reach.cells = ws->scratch;
+	/*
+	 * A start inside the component flooded last time, on the same load,
+	 * has that component: the flood is not repeated.
+	 */
+	if (ws->reach_valid && ws->scratch[(size_t)sy * (size_t)ws->w + (size_t)sx] == GRID_FREE)
+		return grid_nearest_free_toward(&reach, fx, fy, max_dist, sx, sy, cx, cy);
+	next_gen(ws);
+	flood(ws, s);
+	ws->reach_valid = true;
 	for (y = 0; y < ws->h; y++) {
 		const struct astar__node *row = ws->nodes + (size_t)(y + 1) * ws->W + 1;
 		uint8_t *dst = ws->scratch + (size_t)y * ws->w;

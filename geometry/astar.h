@@ -94,7 +94,8 @@ size_t astar_expanded(const struct astar_ws *ws);
  * searches rings around the point like grid_nearest_free_toward(): ties
  * go to the cell nearest the start, then the smaller row and column.
  * This is "the nearest free cell by the target" that a path
- * can actually reach. Returns 0 and stores the cell, ENG_ENOTFOUND when
+ * can actually reach. The component is kept until the next load, so a
+ * second call whose start lies in it skips the flood. Returns 0 and stores the cell, ENG_ENOTFOUND when
  * none qualifies or the start is blocked, ENG_ERANGE for a start outside
  * the grid, ENG_EINVAL when no grid is loaded or the point is not finite.
  * It overwrites the last path.

@@ -68,6 +68,17 @@
 
 
 /* The candidates of one setting, and the last order handed out. */
+#define ORDER_SLOTS 4
+
+struct clip_order {
+	bool have;
+	uint64_t seed;
+	long target;
+	int64_t t0, t1;
+	size_t *v;                  /* indices into the list's candidates */
+	size_t n;
+};
+
 struct clip_list {
 	enum subtask sub;
 	enum metric metric;
@@ -75,13 +86,13 @@ struct clip_list {
 	int64_t window_ns;
 	struct clip_cand *v;
 	size_t n, cap;
-	/* last filtered, shuffled order */
-	bool have_order;
-	uint64_t seed;
-	long target;
-	int64_t t0, t1;
-	size_t *order;
-	size_t norder;
+	/*
+	 * The last filtered, stratified orders: a session asks with the run's
+	 * seed and the truth's prior with seed 0, so one slot made every
+	 * session recompute both.
+	 */
+	struct clip_order ord[ORDER_SLOTS];
+	unsigned next_ord[2];       /* slot to evict: of the stratified half, of the other */
 };
 
 struct clip_cache {
@@ -92,8 +103,11 @@ struct clip_cache {
 
 static void list_release(struct clip_list *l)
 {
+	unsigned k;
+
 	free(l->v);
-	free(l->order);
+	for (k = 0; k < ORDER_SLOTS; k++)
+		free(l->ord[k].v);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -226,6 +240,12 @@ static int unseen_last_second(struct enum_ctx *e, const struct clip_cand *c)
 	int rc;
 
 	for (i = i == SIZE_MAX ? 0 : i + 1; i < rec->ntraj && rec->traj[i].t_ns <= c->T; i++) {
+		/* out of the view without a look at the occluders: no scene refit */
+		if (visibility_precheck(e->scene, rec, rec->traj[i].t_ns, VISIBILITY_MAX_RANGE_M,
+					(size_t)c->target, &rc) != VIS_VISIBLE)
+			continue;
+		if (rc)
+			return rc;
 		rc = visibility_view_at(e->scene, rec, rec->traj[i].t_ns, VISIBILITY_MAX_RANGE_M, &v);
 		if (rc)
 			return rc;
@@ -249,9 +269,6 @@ static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric,
 	*ok = false;
 	if (!camera_at(e->rec, c->T, &cam, &heading))
 		return 0;
-	rc = unseen_last_second(e, c);
-	if (rc)
-		return rc > 0 ? 0 : rc;
 	rc = visibility_view_at(e->scene, e->rec, c->T, VISIBILITY_MAX_RANGE_M, &v);
 	if (rc)
 		return rc;
@@ -271,6 +288,10 @@ static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric,
 	if (metric && e->metric == METRIC_RELATIVE &&
 	    !sector_clear(e->dp, c->yaw_deg, c->margin_deg))
 		return 0;
+	/* last, as the costliest: a view of the scene at every sample of the last second */
+	rc = unseen_last_second(e, c);
+	if (rc)
+		return rc > 0 ? 0 : rc;
 	*ok = true;
 	return 0;
 }
@@ -846,74 +867,133 @@ static int strat_classes(const struct recording *rec, const struct clip_list *l,
 	}
 }
 
-static int stratify(const struct recording *rec, struct clip_list *l)
+/* A pool entry of the stratification heap: a lower bound of its cost, and its place. */
+struct strat_ent {
+	unsigned long cost;
+	size_t i; /* position in the shuffle */
+};
+
+static bool strat_less(const struct strat_ent *a, const struct strat_ent *b)
+{
+	return a->cost < b->cost || (a->cost == b->cost && a->i < b->i);
+}
+
+static void strat_down(struct strat_ent *h, size_t n, size_t k)
+{
+	for (;;) {
+		size_t m = k, c = 2 * k + 1;
+		struct strat_ent t;
+
+		if (c < n && strat_less(&h[c], &h[m]))
+			m = c;
+		if (c + 1 < n && strat_less(&h[c + 1], &h[m]))
+			m = c + 1;
+		if (m == k)
+			return;
+		t = h[k];
+		h[k] = h[m];
+		h[m] = t;
+		k = m;
+	}
+}
+
+/*
+ * The greedy: each next position takes the pool candidate of least cost
+ * (the picks so far sharing its classes, summed over the fields), ties to
+ * the earlier in the shuffle. Costs only grow as picks are made, so a
+ * heap of lower bounds gives the same choice as scanning the whole pool
+ * each time: the top is recomputed, and taken when its bound still holds
+ * (16M operations per order became a few thousand).
+ */
+static int stratify(const struct recording *rec, struct clip_list *l, struct clip_order *o)
 {
 	unsigned (*cnt)[STRAT_BUCKETS] = NULL, (*cls)[STRAT_FIELDS] = NULL;
-	size_t pool = l->norder < STRAT_POOL ? l->norder : STRAT_POOL, p, i, best;
-	int nf = 0, f;
+	size_t pool = o->n < STRAT_POOL ? o->n : STRAT_POOL, head, i, n, p = 0;
+	struct strat_ent *h = NULL;
+	size_t *picked = NULL;
+	bool *taken = NULL;
+	int nf = 0, f, rc = 0;
 
-	if (l->norder < 3)
+	if (o->n < 3)
 		return 0;
+	head = STRAT_HEAD < pool - 1 ? STRAT_HEAD : pool - 1;
 	cnt = calloc(STRAT_FIELDS, sizeof(*cnt));
 	cls = calloc(pool, sizeof(*cls));
-	if (!cnt || !cls) {
-		free(cnt);
-		free(cls);
-		return ENG_ENOMEM;
+	h = malloc(pool * sizeof(*h));
+	picked = malloc(o->n * sizeof(*picked));
+	taken = calloc(pool, sizeof(*taken));
+	if (!cnt || !cls || !h || !picked || !taken) {
+		rc = ENG_ENOMEM;
+		goto out;
 	}
 	for (i = 0; i < pool; i++) {
-		nf = strat_classes(rec, l, &l->v[l->order[i]], cls[i]);
+		nf = strat_classes(rec, l, &l->v[o->v[i]], cls[i]);
 		for (f = 0; f < nf; f++)
 			cls[i][f] %= STRAT_BUCKETS;
+		h[i].cost = 0;
+		h[i].i = i;
 	}
-	for (p = 0; p < STRAT_HEAD && p + 1 < pool; p++) {
-		unsigned long bc = ULONG_MAX;
+	n = pool;
+	while (p < head) {
+		unsigned long cost = 0;
+		size_t k = h[0].i;
 
-		best = p;
-		for (i = p; i < pool; i++) {
-			unsigned long cost = 0;
-
-			for (f = 0; f < nf; f++)
-				cost += cnt[f][cls[i][f]];
-			if (cost < bc) {
-				bc = cost;
-				best = i;
-				if (!cost)
-					break;
-			}
-		}
-		/* move best to p, keeping the shuffle's order of the others */
-		if (best != p) {
-			size_t o = l->order[best];
-			unsigned c[STRAT_FIELDS];
-
-			memcpy(c, cls[best], sizeof(c));
-			memmove(&l->order[p + 1], &l->order[p], (best - p) * sizeof(*l->order));
-			memmove(&cls[p + 1], &cls[p], (best - p) * sizeof(*cls));
-			l->order[p] = o;
-			memcpy(cls[p], c, sizeof(c));
-		}
 		for (f = 0; f < nf; f++)
-			cnt[f][cls[p][f]]++;
+			cost += cnt[f][cls[k][f]];
+		if (cost != h[0].cost) {
+			h[0].cost = cost;
+			strat_down(h, n, 0);
+			continue;
+		}
+		picked[p++] = o->v[k];
+		taken[k] = true;
+		for (f = 0; f < nf; f++)
+			cnt[f][cls[k][f]]++;
+		h[0] = h[--n];
+		strat_down(h, n, 0);
 	}
+	/* the picks first, then the rest of the shuffle in its order */
+	for (i = 0; i < o->n; i++)
+		if (i >= pool || !taken[i])
+			picked[p++] = o->v[i];
+	memcpy(o->v, picked, o->n * sizeof(*o->v));
+out:
 	free(cnt);
 	free(cls);
-	return 0;
+	free(h);
+	free(picked);
+	free(taken);
+	return rc;
 }
 
 static int order(const struct recording *rec, struct clip_list *l, uint64_t seed, long target,
-		 int64_t t0, int64_t t1)
+		 int64_t t0, int64_t t1, const struct clip_order **out)
 {
+	struct clip_order *o;
 	uint64_t st;
 	size_t i, n = 0;
+	unsigned k;
 	int rc;
 
-	if (l->have_order && l->seed == seed && l->target == target && l->t0 == t0 &&
-	    l->t1 == t1)
-		return 0;
-	if (!l->order) {
-		l->order = malloc((l->n ? l->n : 1) * sizeof(*l->order));
-		if (!l->order)
+	for (k = 0; k < ORDER_SLOTS; k++) {
+		o = &l->ord[k];
+		if (o->have && o->seed == seed && o->target == target && o->t0 == t0 && o->t1 == t1) {
+			*out = o;
+			return 0;
+		}
+	}
+	/*
+	 * Stratified orders (no target) and one-target orders (cheap, one per
+	 * truth check) take separate halves, so the checks never evict the
+	 * orders that cost a stratification.
+	 */
+	k = (target < 0 ? 0 : ORDER_SLOTS / 2) + l->next_ord[target >= 0];
+	l->next_ord[target >= 0] = (l->next_ord[target >= 0] + 1) % (ORDER_SLOTS / 2);
+	o = &l->ord[k];
+	o->have = false;
+	if (!o->v) {
+		o->v = malloc((l->n ? l->n : 1) * sizeof(*o->v));
+		if (!o->v)
 			return ENG_ENOMEM;
 	}
 	for (i = 0; i < l->n; i++) {
@@ -921,28 +1001,28 @@ static int order(const struct recording *rec, struct clip_list *l, uint64_t seed
 
 		if ((target >= 0 && c->target != target) || c->T < t0 || c->T > t1)
 			continue;
-		l->order[n++] = i;
+		o->v[n++] = i;
 	}
 	st = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(l->sub + 1));
 	for (i = n; i > 1; i--) {
-		size_t j = (size_t)(rng_next64(&st) % i), tmp = l->order[i - 1];
+		size_t j = (size_t)(rng_next64(&st) % i), tmp = o->v[i - 1];
 
-		l->order[i - 1] = l->order[j];
-		l->order[j] = tmp;
+		o->v[i - 1] = o->v[j];
+		o->v[j] = tmp;
 	}
-	l->norder = n;
-	l->have_order = false;
+	o->n = n;
 	/* one target asked for: its candidates as they come */
 	if (target < 0) {
-		rc = stratify(rec, l);
+		rc = stratify(rec, l, o);
 		if (rc)
 			return rc;
 	}
-	l->have_order = true;
-	l->seed = seed;
-	l->target = target;
-	l->t0 = t0;
-	l->t1 = t1;
+	o->have = true;
+	o->seed = seed;
+	o->target = target;
+	o->t0 = t0;
+	o->t1 = t1;
+	*out = o;
 	return 0;
 }
 
@@ -1104,6 +1184,7 @@ int clips_sample(struct tool_ctx *ctx, const struct clips_args *a, struct clips_
 	const struct recording *rec = tool_ctx_rec(ctx);
 	int64_t window_ns = (int64_t)llround(a->window_s * 1e9);
 	struct clip_list *l;
+	const struct clip_order *o = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -1129,16 +1210,17 @@ int clips_sample(struct tool_ctx *ctx, const struct clips_args *a, struct clips_
 				    a->t1);
 	rc = get_list(ctx, a->subtask, a->metric, window_ns, a->k, &l);
 	if (!rc)
-		rc = order(rec, l, a->seed, a->target, a->t0, a->t1);
+		rc = order(rec, l, a->seed, a->target, a->t0, a->t1, &o);
 	if (rc)
 		return rc;
-	if (l->norder && a->index >= l->norder)
+	if (o->n && a->index >= o->n)
 		return tool__reject(ctx, "/index", "must be below the candidate count %zu, got %zu",
-				    l->norder, a->index);
+				    o->n, a->index);
 	out->list = l;
-	out->total = l->norder;
+	out->order = o->v;
+	out->total = o->n;
 	out->index = a->index;
-	out->n = a->index < l->norder ? l->norder - a->index : 0;
+	out->n = a->index < o->n ? o->n - a->index : 0;
 	if (out->n > a->count)
 		out->n = a->count;
 	return 0;
@@ -1148,7 +1230,7 @@ const struct clip_cand *clips_get(const struct clips_result *r, size_t i)
 {
 	const struct clip_list *l = r->list;
 
-	return &l->v[l->order[r->index + i]];
+	return &l->v[r->order[r->index + i]];
 }
 
 int clips_write(struct tool_ctx *ctx, const struct clips_result *r, int frames, cJSON *result)

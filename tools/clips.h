@@ -88,6 +88,7 @@ struct clips_result {
 	size_t index;           /* first handed out */
 	size_t n;               /* handed out: min(count, total - index) */
 	const struct clip_list *list; /* private: where clips_get() reads */
+	const size_t *order;    /* private: the order handed out */
 };
 
 /*

@@ -22,6 +22,9 @@ struct path_cache {
 	size_t cap;
 	struct astar_leg *legs;
 	size_t legcap;
+	uint8_t *loaded;        /* the cells of the grid ws holds, to skip an identical load */
+	size_t loaded_cap;
+	int lw, lh;             /* its size; 0 when none */
 };
 
 static void path_cache_free(void *p)
@@ -33,6 +36,7 @@ static void path_cache_free(void *p)
 	astar_ws_free(c->ws);
 	free(c->cells);
 	free(c->legs);
+	free(c->loaded);
 	free(c);
 }
 
@@ -61,6 +65,7 @@ static int path_cache_get(struct tool_ctx *ctx, int w, int h, struct path_cache 
 		c->ws = ws;
 		c->max_w = mw;
 		c->max_h = mh;
+		c->lw = c->lh = 0;
 	}
 	*out = c;
 	return 0;
@@ -77,6 +82,30 @@ static int reserve(void **p, size_t *cap, size_t n, size_t size)
 		return ENG_ENOMEM;
 	*p = q;
 	*cap = n;
+	return 0;
+}
+
+/*
+ * Loads g into the workspace unless it holds these very cells already:
+ * consecutive plans mostly differ only where something moved, and a load
+ * (with the flood it makes stale) costs more than the search.
+ */
+static int load_grid(struct path_cache *c, const struct grid *g)
+{
+	size_t n = (size_t)g->w * (size_t)g->h;
+	int rc;
+
+	if (c->lw == g->w && c->lh == g->h && !memcmp(c->loaded, g->cells, n))
+		return 0;
+	c->lw = c->lh = 0;
+	rc = reserve((void **)&c->loaded, &c->loaded_cap, n, 1);
+	if (!rc)
+		rc = astar_ws_load(c->ws, g);
+	if (rc)
+		return rc;
+	memcpy(c->loaded, g->cells, n);
+	c->lw = g->w;
+	c->lh = g->h;
 	return 0;
 }
 
@@ -112,7 +141,7 @@ int path_plan(struct tool_ctx *ctx, int64_t t, const struct pose *cam, float hea
 	g = &out->occ.grid;
 	rc = path_cache_get(ctx, g->w, g->h, &c);
 	if (!rc)
-		rc = astar_ws_load(c->ws, g);
+		rc = load_grid(c, g);
 	if (!rc)
 		rc = scene_get(ctx, &s);
 	if (rc)

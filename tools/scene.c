@@ -313,6 +313,15 @@ int scene_at(struct scene *s, int64_t t)
 	return bvh_refit(g->bvh, g->box);
 }
 
+void scene_box_at(const struct scene *s, size_t i, int64_t t, struct obb *out)
+{
+	/* scene_at takes a dynamic object's box from the recording; the others never move */
+	if (s->kind[i] == GROUP_DYNAMIC && t != s->t)
+		recording_object_box_at(s->rec, i, t, out);
+	else
+		*out = s->boxes[i];
+}
+
 int64_t scene_time(const struct scene *s)
 {
 	return s->t;

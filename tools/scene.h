@@ -77,6 +77,13 @@ size_t scene_count(const struct scene *s);
 /* The world box of object i at the current time. Can't fail. */
 const struct obb *scene_box(const struct scene *s, size_t i);
 
+/*
+ * The world box object i has at time t, bitwise the one scene_at(s, t)
+ * would give it, without moving the scene (one object's pose, not a
+ * refit). Can't fail.
+ */
+void scene_box_at(const struct scene *s, size_t i, int64_t t, struct obb *out);
+
 /* Every box at the current time, indexed like rec->objects. Can't fail. */
 const struct obb *scene_boxes(const struct scene *s);
 

@@ -101,6 +101,36 @@ enum visibility_reason visibility_test(const struct scene *s,
 	return info->reason = VIS_VISIBLE;
 }
 
+enum visibility_reason visibility_precheck(const struct scene *s, const struct recording *rec,
+					   int64_t t, float max_range_m, size_t obj, int *rc)
+{
+	static const vec3 unit[3] = { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } };
+	struct pose cam;
+	struct obb b;
+	vec3 axes[3], d, p;
+	float dist, u, v;
+	int i;
+
+	*rc = recording_camera_at(rec, t, &cam);
+	if (*rc)
+		return VIS_VISIBLE;
+	scene_box_at(s, obj, t, &b);
+	for (i = 0; i < 3; i++)
+		pose_rotate(&cam, unit[i], axes[i]);
+	for (i = 0; i < 3; i++)
+		d[i] = b.c[i] - cam.t[i];
+	for (i = 0; i < 3; i++)
+		p[i] = d[0] * axes[i][0] + d[1] * axes[i][1] + d[2] * axes[i][2];
+	dist = glm_vec3_norm(d);
+	if (!(p[2] > 0))
+		return VIS_BEHIND;
+	if (!(dist <= max_range_m))
+		return VIS_OUT_OF_RANGE;
+	if (!project(&rec->camera, p, &u, &v))
+		return VIS_OUTSIDE_IMAGE;
+	return VIS_VISIBLE;
+}
+
 const char *visibility_reason_name(enum visibility_reason r)
 {
 	switch (r) {

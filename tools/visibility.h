@@ -71,6 +71,17 @@ int visibility_view_at(struct scene *s, const struct recording *rec, int64_t t,
 		       float max_range_m, struct visibility_view *out);
 
 /*
+ * The part of the predicate that needs no occluder: is object obj at time
+ * t behind the camera, out of range or outside the image? Returns that
+ * reason, or VIS_VISIBLE when only the occlusion test can decide (then
+ * visibility_view_at() and visibility_test() must). The same arithmetic
+ * as visibility_test(), so the two never disagree; it does not move the
+ * scene. ENG_ERANGE (through *rc) when t is outside the trajectory.
+ */
+enum visibility_reason visibility_precheck(const struct scene *s, const struct recording *rec,
+					   int64_t t, float max_range_m, size_t obj, int *rc);
+
+/*
  * The predicate for object obj with the scene at v->t_ns. With
  * want_occluder, an occluded answer also names the nearest occluder
  * (slower). out may be NULL. Can't fail.

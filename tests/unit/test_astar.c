@@ -380,6 +380,55 @@ static void test_nearest_reachable(void **state)
 	astar_ws_free(ws);
 }
 
+/*
+ * The component is kept between calls on one load: any sequence of calls
+ * gives what each call gives on a freshly loaded workspace (random grids,
+ * starts inside and outside the last component, a search in between).
+ */
+static void test_nearest_reachable_reuse(void **state)
+{
+	enum { W = 24, H = 18 };
+	struct astar_ws *a = astar_ws_new(W, H), *b = astar_ws_new(W, H);
+	uint8_t cells[W * H];
+	struct grid g;
+	uint64_t st = 12345;
+	int trial, q;
+#define NEXT() (st = st * 6364136223846793005ull + 1442695040888963407ull, st >> 33)
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	for (trial = 0; trial < 40; trial++) {
+		int i;
+
+		for (i = 0; i < W * H; i++)
+			cells[i] = (NEXT() % 100) < 30 ? GRID_OCCUPIED : GRID_FREE;
+		assert_int_equal(grid_init(&g, cells, W, H, 0, 0, 1), 0);
+		assert_int_equal(astar_ws_load(a, &g), 0);
+		for (q = 0; q < 30; q++) {
+			int sx = (int)(NEXT() % W), sy = (int)(NEXT() % H);
+			double fx = (double)(NEXT() % (W * 10)) / 10;
+			double fy = (double)(NEXT() % (H * 10)) / 10;
+			int x1 = -1, y1 = -1, x2 = -1, y2 = -1, r1, r2;
+			double cost;
+
+			r1 = astar_nearest_reachable(a, sx, sy, fx, fy, 6, &x1, &y1);
+			assert_int_equal(astar_ws_load(b, &g), 0);
+			r2 = astar_nearest_reachable(b, sx, sy, fx, fy, 6, &x2, &y2);
+			assert_int_equal(r1, r2);
+			if (!r1) {
+				assert_int_equal(x1, x2);
+				assert_int_equal(y1, y2);
+				/* a search between calls leaves the kept component intact */
+				assert_int_equal(astar_search(a, sx, sy, x1, y1, &cost), 0);
+			}
+		}
+	}
+	astar_ws_free(a);
+	astar_ws_free(b);
+#undef NEXT
+}
+
 /* ---------------------------------------------------------------- */
 /* Legs                                                               */
 
@@ -576,6 +625,7 @@ int main(void)
 		cmocka_unit_test(test_open_list_compaction),
 		cmocka_unit_test(test_edge_cases),
 		cmocka_unit_test(test_nearest_reachable),
+		cmocka_unit_test(test_nearest_reachable_reuse),
 		cmocka_unit_test(test_legs_l_corridor),
 		cmocka_unit_test(test_legs_open_field),
 		cmocka_unit_test(test_map_parse),

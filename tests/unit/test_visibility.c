@@ -179,6 +179,55 @@ static void test_moving_occluder(void **state)
 	recording_free(r);
 }
 
+/*
+ * visibility_precheck() agrees with visibility_test() wherever it decides
+ * (behind, out of range, outside the image), for static and moving
+ * targets at times the scene is not at, and never moves the scene.
+ */
+static void test_precheck_agrees(void **state)
+{
+	struct recording *r = fx_new();
+	vec3 p = { 0, 0, 0 };
+	int64_t times[3] = { 0, 4 * FX_S, 8 * FX_S };
+	vec3 pos[3] = { { 3, 0, 0 }, { -2, 3, 0 }, { 0.5f, -9, 0 } };
+	struct scene *s = NULL;
+	struct visibility_view v;
+	size_t obj;
+	int64_t t;
+	int decided = 0, rc;
+
+	(void)state;
+	fx_traj(r, 10 * FX_S, FX_S / 10, p, 0, 36);
+	fx_box(r, "static_a", 2, 0.5f, 0, 0.1f, 0.1f, 0.1f, 0);
+	fx_box(r, "static_b", -3, 1, 0, 0.1f, 0.1f, 0.1f, 0);
+	fx_box(r, "mover", 0, 0, 0, 0.1f, 0.1f, 0.1f, 0);
+	fx_dynamic(r, 2, times, pos, 3);
+	assert_int_equal(fx_finish(r), 0);
+	assert_int_equal(scene_new(r, &s), 0);
+	for (t = 0; t <= 10 * FX_S; t += FX_S / 4) {
+		for (obj = 0; obj < 3; obj++) {
+			enum visibility_reason pre, full;
+
+			/* the scene sits at another time while the precheck runs */
+			assert_int_equal(scene_at(s, 10 * FX_S - t), 0);
+			pre = visibility_precheck(s, r, t, 6, obj, &rc);
+			assert_int_equal(rc, 0);
+			assert_true(scene_time(s) == 10 * FX_S - t);
+			assert_int_equal(visibility_view_at(s, r, t, 6, &v), 0);
+			full = visibility_test(s, &v, obj, false, NULL);
+			if (pre != VIS_VISIBLE) {
+				assert_int_equal(pre, full);
+				decided++;
+			} else {
+				assert_true(full == VIS_VISIBLE || full == VIS_OCCLUDED);
+			}
+		}
+	}
+	assert_true(decided > 20);
+	scene_free(s);
+	recording_free(r);
+}
+
 static void test_fisheye(void **state)
 {
 	struct recording *r = still();
@@ -475,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_room_around_camera),
 		cmocka_unit_test(test_shelf_around_target),
 		cmocka_unit_test(test_moving_occluder),
+		cmocka_unit_test(test_precheck_agrees),
 		cmocka_unit_test(test_fisheye),
 		cmocka_unit_test(test_casts_match_brute_force),
 		cmocka_unit_test(test_timeline_turning_camera),
