@@ -86,6 +86,7 @@ struct clip_list {
 	int64_t window_ns;
 	struct clip_cand *v;
 	size_t n, cap;
+	bool borrowed;              /* v belongs to the recording's shared store */
 	/*
 	 * The last filtered, stratified orders: a session asks with the run's
 	 * seed and the truth's prior with seed 0, so one slot made every
@@ -105,7 +106,8 @@ static void list_release(struct clip_list *l)
 {
 	unsigned k;
 
-	free(l->v);
+	if (!l->borrowed)
+		free(l->v);
 	for (k = 0; k < ORDER_SLOTS; k++)
 		free(l->ord[k].v);
 	memset(l, 0, sizeof(*l));
@@ -715,13 +717,59 @@ static int enumerate(struct enum_ctx *e, enum subtask sub, int k)
 	return rc;
 }
 
+struct make_arg {
+	struct tool_ctx *ctx;
+	const struct clip_list *proto; /* sub, metric, window, k */
+};
+
+static void made_list_free(void *p)
+{
+	struct clip_list *l = p;
+
+	if (l)
+		free(l->v);
+	free(l);
+}
+
+/* tool_shared_get's maker: one enumeration into a new list (candidates only). */
+static int make_list(void *arg, void **data, void (**destroy)(void *data))
+{
+	const struct make_arg *m = arg;
+	struct clip_list *l = calloc(1, sizeof(*l));
+	struct enum_ctx e;
+	int rc;
+
+	if (!l)
+		return ENG_ENOMEM;
+	l->sub = m->proto->sub;
+	l->metric = m->proto->metric;
+	l->window_ns = m->proto->window_ns;
+	l->k = m->proto->k;
+	memset(&e, 0, sizeof(e));
+	e.ctx = m->ctx;
+	e.rec = tool_ctx_rec(m->ctx);
+	e.dp = tool_ctx_disc(m->ctx);
+	e.l = l;
+	e.metric = l->metric;
+	e.window_ns = l->window_ns;
+	rc = scene_get(m->ctx, &e.scene);
+	if (!rc)
+		rc = enumerate(&e, l->sub, l->k);
+	if (rc) {
+		made_list_free(l);
+		return rc;
+	}
+	*data = l;
+	*destroy = made_list_free;
+	return 0;
+}
+
 static int get_list(struct tool_ctx *ctx, enum subtask sub, enum metric metric,
 		    int64_t window_ns, int k,
 		    struct clip_list **out)
 {
 	struct clip_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_CLIPS);
 	struct clip_list *l, fresh;
-	struct enum_ctx e;
 	size_t i;
 	int rc;
 
@@ -747,18 +795,24 @@ static int get_list(struct tool_ctx *ctx, enum subtask sub, enum metric metric,
 	fresh.metric = metric;
 	fresh.window_ns = window_ns;
 	fresh.k = k;
-	e.ctx = ctx;
-	e.rec = tool_ctx_rec(ctx);
-	e.dp = tool_ctx_disc(ctx);
-	e.l = &fresh;
-	e.metric = metric;
-	e.window_ns = window_ns;
-	rc = scene_get(ctx, &e.scene);
-	if (!rc)
-		rc = enumerate(&e, sub, k);
-	if (rc) {
-		list_release(&fresh);
-		return rc;
+	{
+		struct make_arg m = { ctx, &fresh };
+		struct clip_list *made = NULL;
+		char key[96];
+		bool owned;
+
+		snprintf(key, sizeof(key), "clips/%d/%d/%lld/%d", (int)sub, (int)metric,
+			 (long long)window_ns, k);
+		rc = tool_shared_get(ctx, key, make_list, &m, (void **)&made, &owned);
+		if (rc)
+			return rc;
+		/* the candidates are read-only from here on: shared, or this list's own */
+		fresh.v = made->v;
+		fresh.n = made->n;
+		fresh.cap = made->cap;
+		fresh.borrowed = !owned;
+		if (owned)
+			free(made);
 	}
 	if (c->n < MAX_LISTS) {
 		l = &c->lists[c->n++];

@@ -212,7 +212,22 @@ out:
 
 /* ======================= Context ======================= */
 
+struct shared_ent {
+	char key[96];
+	void *data;
+	void (*destroy)(void *data);
+	bool ready;                  /* false while its maker runs */
+	struct shared_ent *next;
+};
+
+struct tool_shared {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct shared_ent *head;
+};
+
 struct tool_ctx {
+	struct tool_shared *shared;  /* borrowed, or NULL */
 	const struct recording *rec; /* borrowed */
 	struct disc_params disc;     /* discretisation settings */
 	unsigned flags;              /* enum tool_ctx_flags */
@@ -233,6 +248,93 @@ int tool_ctx_new(const struct recording *rec, struct tool_ctx **out)
 	disc_defaults(&ctx->disc);
 	*out = ctx;
 	return 0;
+}
+
+int tool_shared_new(struct tool_shared **out)
+{
+	struct tool_shared *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return ENG_ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	*out = s;
+	return 0;
+}
+
+void tool_shared_free(struct tool_shared *s)
+{
+	struct shared_ent *e, *next;
+
+	if (!s)
+		return;
+	for (e = s->head; e; e = next) {
+		next = e->next;
+		if (e->data && e->destroy)
+			e->destroy(e->data);
+		free(e);
+	}
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+void tool_ctx_share(struct tool_ctx *ctx, struct tool_shared *s)
+{
+	ctx->shared = s;
+}
+
+int tool_shared_get(struct tool_ctx *ctx, const char *key,
+		    int (*make)(void *arg, void **data, void (**destroy)(void *data)),
+		    void *arg, void **data, bool *owned)
+{
+	struct tool_shared *s = ctx->shared;
+	struct shared_ent *e, **pp;
+	void (*destroy)(void *data) = NULL;
+	int rc;
+
+	*data = NULL;
+	*owned = s == NULL;
+	if (!s)
+		return make(arg, data, &destroy);
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		for (e = s->head; e && strcmp(e->key, key); e = e->next)
+			;
+		if (!e || e->ready)
+			break;
+		pthread_cond_wait(&s->cond, &s->lock);
+	}
+	if (e) {
+		*data = e->data;
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		pthread_mutex_unlock(&s->lock);
+		return ENG_ENOMEM;
+	}
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	e->next = s->head;
+	s->head = e;
+	pthread_mutex_unlock(&s->lock);
+	rc = make(arg, data, &destroy);
+	pthread_mutex_lock(&s->lock);
+	if (rc) {
+		/* not stored: a waiter makes it again, and gets its own error */
+		for (pp = &s->head; *pp != e; pp = &(*pp)->next)
+			;
+		*pp = e->next;
+		free(e);
+	} else {
+		e->data = *data;
+		e->destroy = destroy;
+		e->ready = true;
+	}
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 void tool_ctx_free(struct tool_ctx *ctx)

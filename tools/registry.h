@@ -167,6 +167,36 @@ void *tool_ctx_slot(const struct tool_ctx *ctx, enum tool_slot slot);
 int tool_ctx_set_slot(struct tool_ctx *ctx, enum tool_slot slot, void *data,
 		      void (*destroy)(void *data));
 
+/*
+ * A store of read-only values shared by the contexts of one recording
+ * (one per worker thread): what a tool computes once from the recording
+ * alone (the candidate lists) is computed by the first context that asks
+ * and then read by every other, instead of once per worker. Thread-safe;
+ * it must outlive the contexts attached to it.
+ */
+struct tool_shared;
+
+/* A new empty store in *out. Returns 0 or ENG_ENOMEM. */
+int tool_shared_new(struct tool_shared **out);
+
+/* Frees the store and its values. NULL is a no-op. */
+void tool_shared_free(struct tool_shared *s);
+
+/* Attaches s (borrowed, may be NULL) to ctx. Can't fail. */
+void tool_ctx_share(struct tool_ctx *ctx, struct tool_shared *s);
+
+/*
+ * The value under key (at most 95 characters), made once: the first
+ * caller runs make(arg, &data, &destroy) while later callers of the same
+ * key wait for it; the store then owns data (destroy(data) at
+ * tool_shared_free). Without a store attached, make runs every time and
+ * the caller owns data. *owned says which. A failed make is not stored
+ * (the next caller tries again). Returns 0 or make's error.
+ */
+int tool_shared_get(struct tool_ctx *ctx, const char *key,
+		    int (*make)(void *arg, void **data, void (**destroy)(void *data)),
+		    void *arg, void **data, bool *owned);
+
 /* ======================= Calling ======================= */
 
 /*

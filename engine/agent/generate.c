@@ -6,6 +6,7 @@
  */
 #include "generate.h"
 
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ struct grec {
 	const char *path;
 	char *id;                   /* the recording's id, once loaded (owned) */
 	struct recording *rec;      /* while loading or active */
+	struct tool_shared *shared; /* what the workers' tool contexts on it share */
 	enum rec_state state;
 	int users;                  /* workers holding a tool context on it */
 	bool ok;                    /* loaded and run */
@@ -652,6 +654,64 @@ static int candidate_total(struct tool_ctx *ctx, int group, const struct gen_par
 }
 
 /*
+ * The candidate count and the key fields of every selected group, the
+ * groups in parallel (up to --jobs threads, each on its own tool context
+ * attached to the recording's shared store, so that the lists and priors
+ * they build are the workers' too). Returns 0 or the first error, with
+ * err_msg() set on this thread.
+ */
+static int size_groups(const struct recording *rec, struct tool_ctx *ctx,
+		       struct tool_shared *shared, const struct gen_params *p, int *limits,
+		       unsigned *fields)
+{
+	int sel[SUBTASK_NGROUPS], ns = 0, k, rc = 0, nt = p->jobs < 1 ? 1 : p->jobs;
+	char msg[512] = "";
+
+	for (k = 0; k < SUBTASK_NGROUPS; k++)
+		if (p->groups[k])
+			sel[ns++] = k;
+	if (nt > ns)
+		nt = ns;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
+	for (k = 0; k < ns; k++) {
+		struct tool_ctx *c = ctx;
+		int i = sel[k], r = 0;
+
+		/* the calling thread keeps its own context: its caches stay with the worker */
+		if (omp_get_thread_num() != 0) {
+			r = tool_ctx_new(rec, &c);
+			if (!r)
+				tool_ctx_share(c, shared);
+		}
+		if (!r) {
+			limits[i] = candidate_total(c, i, p);
+			if (limits[i] > p->max_sessions)
+				limits[i] = p->max_sessions;
+			/* the key fields to balance, from the group's candidates */
+			if (limits[i] && p->agent.truth.key_cap < 1) {
+				enum subtask st;
+				enum metric m;
+
+				subtask_group(i, &st, &m);
+				r = truth_key_fields(c, st, m, &p->agent.truth, &fields[i]);
+			}
+		}
+		if (c != ctx)
+			tool_ctx_free(c);
+		if (r) {
+#pragma omp critical(size_groups_err)
+			if (!rc) {
+				rc = r;
+				snprintf(msg, sizeof(msg), "%s", err_msg());
+			}
+		}
+	}
+	if (rc)
+		err_set(rc, "%s", msg);
+	return rc;
+}
+
+/*
  * Loads recording ri (outside the lock), decides its shard, stores its
  * row and sizes its streams with the worker's tool context. Called with
  * the lock held; returns with it held.
@@ -663,6 +723,7 @@ static void activate(struct worker *w, size_t ri)
 	struct grec *g = &r->recs[ri];
 	struct recording *rec = NULL;
 	struct tool_ctx *ctx = NULL;
+	struct tool_shared *shared = NULL;
 	int limits[SUBTASK_NGROUPS] = { 0 }, rc = 0, i, mine = 1;
 	unsigned fields[SUBTASK_NGROUPS] = { 0 };
 	char why[512] = "", id[512] = "";
@@ -679,22 +740,13 @@ static void activate(struct worker *w, size_t ri)
 	if (!rc && mine && !rec)
 		rc = recording_load(g->path, REC_LAYOUT_AUTO, &rec);
 	if (!rc && mine)
+		rc = tool_shared_new(&shared);
+	if (!rc && mine)
 		rc = tool_ctx_new(rec, &ctx);
 	if (!rc && mine)
-		for (i = 0; !rc && i < SUBTASK_NGROUPS; i++)
-			if (p->groups[i]) {
-				limits[i] = candidate_total(ctx, i, p);
-				if (limits[i] > p->max_sessions)
-					limits[i] = p->max_sessions;
-				/* the key fields to balance, from the group's candidates */
-				if (limits[i] && p->agent.truth.key_cap < 1) {
-					enum subtask st;
-					enum metric m;
-
-					subtask_group(i, &st, &m);
-					rc = truth_key_fields(ctx, st, m, &p->agent.truth, &fields[i]);
-				}
-			}
+		tool_ctx_share(ctx, shared);
+	if (!rc && mine)
+		rc = size_groups(rec, ctx, shared, p, limits, fields);
 	if (rc)
 		snprintf(why, sizeof(why), "%s", err_msg()[0] ? err_msg() : eng_strerror(rc));
 	pthread_mutex_lock(&r->lock);
@@ -708,6 +760,7 @@ static void activate(struct worker *w, size_t ri)
 			r->t->other_shards++;
 		}
 		tool_ctx_free(ctx);
+		tool_shared_free(shared);
 		recording_free(rec);
 		g->state = REC_DONE;
 		pthread_cond_broadcast(&r->cond);
@@ -737,6 +790,7 @@ static void activate(struct worker *w, size_t ri)
 	if (rc) {
 		fail(r, rc, "store");
 		tool_ctx_free(ctx);
+		tool_shared_free(shared);
 		recording_free(rec);
 		g->state = REC_DONE;
 		pthread_cond_broadcast(&r->cond);
@@ -746,12 +800,14 @@ static void activate(struct worker *w, size_t ri)
 	if (!g->id) {
 		fail(r, ENG_ENOMEM, "generate");
 		tool_ctx_free(ctx);
+		tool_shared_free(shared);
 		recording_free(rec);
 		g->state = REC_DONE;
 		pthread_cond_broadcast(&r->cond);
 		return;
 	}
 	g->rec = rec;
+	g->shared = shared;
 	g->state = REC_ACTIVE;
 	g->users = 1;
 	w->ctx[ri] = ctx;
@@ -810,6 +866,8 @@ static void drop_done_contexts(struct worker *w)
 		tool_ctx_free(w->ctx[ri]);
 		w->ctx[ri] = NULL;
 		if (--g->users == 0) {
+			tool_shared_free(g->shared);
+			g->shared = NULL;
 			recording_free(g->rec);
 			g->rec = NULL;
 		}
@@ -830,6 +888,8 @@ static void run_task(struct worker *w, const struct task *tk)
 		g->users++;
 		pthread_mutex_unlock(&r->lock);
 		rc = tool_ctx_new(g->rec, &w->ctx[tk->rec]);
+		if (!rc)
+			tool_ctx_share(w->ctx[tk->rec], g->shared);
 	} else {
 		pthread_mutex_unlock(&r->lock);
 	}
@@ -1030,6 +1090,7 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	for (ri = 0; ri < r.nrecs; ri++) {
 		for (i = 0; i < SUBTASK_NGROUPS; i++)
 			stream_release(&r.recs[ri].s[i]);
+		tool_shared_free(r.recs[ri].shared);
 		recording_free(r.recs[ri].rec);
 		free(r.recs[ri].id);
 	}

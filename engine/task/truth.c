@@ -447,6 +447,54 @@ out:
 	return rc;
 }
 
+struct prior_make {
+	struct build *b;
+	const struct prior_entry *key;
+};
+
+static void prior_entry_free(void *p)
+{
+	struct prior_entry *e = p;
+
+	if (e)
+		free(e->v);
+	free(e);
+}
+
+/* tool_shared_get's maker: the prior of the key's group, in a new entry. */
+static int prior_make_fn(void *arg, void **data, void (**destroy)(void *data))
+{
+	const struct prior_make *m = arg;
+	struct prior_entry *e = malloc(sizeof(*e));
+	int rc;
+
+	if (!e)
+		return ENG_ENOMEM;
+	*e = *m->key;
+	e->v = NULL;
+	e->n = 0;
+	rc = prior_compute(m->b, e);
+	if (rc) {
+		prior_entry_free(e);
+		return rc;
+	}
+	*data = e;
+	*destroy = prior_entry_free;
+	return 0;
+}
+
+/* FNV-1a of the discretisation settings, for the shared prior's name. */
+static uint64_t disc_hash(const struct disc_params *d)
+{
+	const unsigned char *p = (const unsigned char *)d;
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < sizeof(*d); i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
 /* The cached prior of b's group, built on first use; *out NULL for a group without one. */
 static int prior_get(struct build *b, const struct prior_entry **out)
 {
@@ -483,17 +531,29 @@ static int prior_get(struct build *b, const struct prior_entry **out)
 		    !memcmp(&c->e[i].disc, &key.disc, sizeof(key.disc)))
 			e = &c->e[i];
 	if (!e) {
+		struct prior_make m = { b, &key };
+		struct prior_entry *made = NULL;
+		char name[160];
+		bool owned;
+
+		/* built once per recording, by the first worker that needs it */
+		snprintf(name, sizeof(name), "prior/%d/%d/%d/%.17g/%.17g/%d/%016llx", (int)key.subtask,
+			 (int)key.metric, (int)key.kind, key.window_s, key.key_cap, key.prior_keys,
+			 (unsigned long long)disc_hash(&key.disc));
+		rc = tool_shared_get(b->ctx, name, prior_make_fn, &m, (void **)&made, &owned);
+		if (rc)
+			return rc;
+		if (!owned) {
+			*out = made;
+			return 0;
+		}
 		if (c->n == ARRAY_SIZE(c->e)) {
 			free(c->e[0].v);
 			memmove(&c->e[0], &c->e[1], (c->n - 1) * sizeof(c->e[0]));
 			c->n--;
 		}
-		rc = prior_compute(b, &key);
-		if (rc) {
-			free(key.v);
-			return rc;
-		}
-		c->e[c->n] = key;
+		c->e[c->n] = *made;
+		free(made);
 		e = &c->e[c->n++];
 	}
 	*out = e;
