@@ -1195,6 +1195,13 @@ static void log_request(long seq, const struct request *q, const cJSON *body, in
 		return;
 	o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "seq", (double)seq);
+	{
+		/* when the request was logged (CLOCK_MONOTONIC ms), for the benchmarks */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		cJSON_AddNumberToObject(o, "t_ms", (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6);
+	}
 	cJSON_AddStringToObject(o, "method", q->method);
 	cJSON_AddStringToObject(o, "path", q->path);
 	h = cJSON_AddObjectToObject(o, "headers");
