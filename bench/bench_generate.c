@@ -5,7 +5,8 @@
  * missing), --jobs 2: QAs per second over the whole command and the share
  * of time per stage; target 1000 QA/s on 2 cores (issue 13). (b) The cost
  * per QA against the recording's length: two synthetic kitchens written
- * with `proxima synth --minutes 10` and `--minutes 120` (same seed, no video: generation does not read it), each
+ * with `proxima synth --minutes 10` and `--minutes 120` (same seed, no
+ * video: generation does not read it), each
  * generated with the local brain at --jobs 2; the 120-minute one's
  * seconds per QA over the 10-minute one's, target at most 1.2 (issue 13).
  * (c) The openai brain against the loopback stub (build/tests/llm_stub)
@@ -444,8 +445,8 @@ static int bench_openai(const char *rec)
 	}
 	for (i = 0; i < 2; i++) {
 		printf("row: generate | openai brain against the stub (200 ms a reply, every group), "
-		       "--jobs %d, session phase against the ideal | ratio %.2f (target %.2f)\n", jobs[i], ratio[i],
-		       OPENAI_TARGET);
+		       "--jobs %d, session phase against the ideal | ratio %.2f (target %.2f)\n",
+		       jobs[i], ratio[i], OPENAI_TARGET);
 		printf("target: generate | openai brain, stub at 200 ms, every group, --jobs %d, "
 		       "session phase against the ideal | %.2f | 1 | %.2f | >= %.2f | %s\n", jobs[i],
 		       ratio[i], ratio[i], OPENAI_TARGET, ratio[i] >= OPENAI_TARGET ? "PASS" : "FAIL");
