@@ -899,8 +899,8 @@ static int audit_plot(struct report *r, const struct scope *s)
 		return 0;
 	if (s->order >= 0) {
 		g = audit_group(r, s->name);
-		if (!g)
-			return 0;
+		if (!g || !cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(g, "solvers")))
+			return 0; /* too few QAs for any solver */
 		p = plot_new(r, s, "audit", SVG_BARS,
 			     "blind solvers' accuracy, 95% interval, against chance");
 		if (!p)
@@ -927,8 +927,12 @@ static int audit_plot(struct report *r, const struct scope *s)
 		return p->subtitle ? 0 : ENG_ENOMEM;
 	}
 	groups = cJSON_GetObjectItemCaseSensitive(r->audit, "groups");
-	if (!cJSON_GetArraySize(groups))
+	cJSON_ArrayForEach(g, groups)
+		if (jstr(g, "best"))
+			n++;
+	if (!n)
 		return 0;
+	n = 0;
 	p = plot_new(r, s, "audit", SVG_BARS, "best blind solver per group, against chance");
 	if (!p)
 		return ENG_ENOMEM;
@@ -940,6 +944,8 @@ static int audit_plot(struct report *r, const struct scope *s)
 		cJSON_ArrayForEach(sv, cJSON_GetObjectItemCaseSensitive(g, "solvers"))
 			if (best && jstr(sv, "name") && !strcmp(jstr(sv, "name"), best))
 				b = sv;
+		if (!b)
+			continue; /* too few QAs for any solver */
 		v = audit_val(p, jstr(g, "group") ? jstr(g, "group") : "?", b, jnum(g, "chance"));
 		if (!v || !(v->note = plot_own(p, best ? best : "no solver")))
 			return ENG_ENOMEM;

@@ -3,7 +3,8 @@
  * The report module and its SVG charts: the bins of each counted field
  * at their edges, the letters' chi-square worked by hand, the store's
  * figures and the blind audit handed in as JSON, hostile text escaped in
- * the charts and the page, one mark per value, the files written.
+ * the charts and the page, one mark per value, the files written; the
+ * dataset card's size categories and escaping.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "card.h"
 #include "err.h"
 #include "report.h"
 #include "store.h"
@@ -407,6 +409,43 @@ static void test_svg_escape_and_render(void **state)
 	buf_release(&b);
 }
 
+static void test_card(void **state)
+{
+	static const char manifest[] =
+		"{\"format\":\"jsonl\",\"engine_version\":\"9.9\",\"filters\":{\"status\":\"approved\","
+		"\"tasks\":null},\"counts\":{\"total\":1500,\"groups\":{\"intention.head_turn/approx\":1000,"
+		"\"odd|group\":500},\"by_status\":{\"approved\":1500},\"recordings\":2},"
+		"\"runs\":[{\"id\":3,\"brain\":\"openai\",\"model\":\"<script>|x\",\"seed\":7,"
+		"\"settings\":{\"per_task\":70,\"options\":5}}],\"audit\":null,"
+		"\"files\":[\"records.jsonl\",\"README.md\"],\"ids_sha256\":\"ab\"}";
+	cJSON *m = cJSON_Parse(manifest), *bad = cJSON_Parse("{\"files\":[\"x\"]}");
+	struct buf b;
+
+	assert_string_equal(card_size_category(0), "n<1K");
+	assert_string_equal(card_size_category(999), "n<1K");
+	assert_string_equal(card_size_category(1000), "1K<n<10K");
+	assert_string_equal(card_size_category(99999), "10K<n<100K");
+	assert_string_equal(card_size_category(2e12), "n>1T");
+	buf_init(&b, 1u << 20);
+	assert_int_equal(card_render(bad, NULL, NULL, &b), ENG_EINVAL);
+	buf_reset(&b);
+	assert_int_equal(card_render(m, NULL, NULL, &b), 0);
+	assert_true(!strncmp(buf_str(&b), "---\n", 4));
+	assert_non_null(strstr(buf_str(&b), "size_categories:\n- 1K<n<10K\n"));
+	assert_non_null(strstr(buf_str(&b), "    path: \"records.jsonl\"\n"));
+	assert_non_null(strstr(buf_str(&b), "license: other  # set this"));
+	/* store text is escaped for Markdown tables and inline HTML */
+	assert_non_null(strstr(buf_str(&b), "| 3 | openai | &lt;script&gt;\\|x | 7 | \xe2\x80\x94 | 70 | 5 |"));
+	assert_non_null(strstr(buf_str(&b), "| odd\\|group | 500 |"));
+	assert_null(strstr(buf_str(&b), "<script"));
+	assert_non_null(strstr(buf_str(&b), "| **total** | 1500 |"));
+	assert_non_null(strstr(buf_str(&b), "- 1500 QAs from 2 recordings"));
+	assert_non_null(strstr(buf_str(&b), "without the blind audit"));
+	buf_release(&b);
+	cJSON_Delete(m);
+	cJSON_Delete(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_top_and_other),
 		cmocka_unit_test(test_store_figures_and_files),
 		cmocka_unit_test(test_svg_escape_and_render),
+		cmocka_unit_test(test_card),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
