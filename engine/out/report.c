@@ -685,7 +685,8 @@ static int field_plot(struct report *r, const struct scope *s, enum field f)
 	v = malloc((t->n ? t->n : 1) * sizeof(*v));
 	if (!v)
 		return ENG_ENOMEM;
-	memcpy(v, t->v, t->n * sizeof(*v));
+	if (t->n)
+		memcpy(v, t->v, t->n * sizeof(*v));
 	if (fs->order == ORDER_COUNT && t->n)
 		qsort(v, t->n, sizeof(*v), cmp_count);
 	else if (fs->order == ORDER_NUMBER && t->n)
