@@ -267,6 +267,7 @@ static struct scope *scope_get(struct report *r, const char *name)
 			return r->scopes[i];
 	if (r->nscopes == r->capscopes) {
 		size_t cap = r->capscopes ? 2 * r->capscopes : 16;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct scope **v = realloc(r->scopes, cap * sizeof(*v));
 
 		if (!v)
@@ -437,9 +438,10 @@ static int count_list(struct scope *const s[2], enum field f, const cJSON *a, co
 		      size_t *bad)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, key), *e;
+	const cJSON *list = cJSON_IsArray(v) ? v : NULL;
 	int rc = 0;
 
-	cJSON_ArrayForEach(e, (cJSON_IsArray(v) ? v : NULL))
+	cJSON_ArrayForEach(e, list)
 		if (!rc && cJSON_IsString(e))
 			rc = count2(s, f, e->valuestring, bad);
 	return rc;
@@ -680,8 +682,8 @@ static int field_plot(struct report *r, const struct scope *s, enum field f)
 
 	if (!t->used)
 		return 0;
-	if (fs->kind == SVG_POLAR)
-		n = 8; /* only sectors are counted */
+	if (fs->kind == SVG_POLAR && n > 8)
+		n = 8; /* only the 8 seeded sectors are counted */
 	v = malloc((t->n ? t->n : 1) * sizeof(*v));
 	if (!v)
 		return ENG_ENOMEM;
@@ -838,7 +840,9 @@ static int drops_plot(struct report *r, const struct scope *s)
 		: cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
 			  cJSON_GetObjectItemCaseSensitive(r->stats, "groups"), s->name), "drop_reasons");
 	memset(&t, 0, sizeof(t));
-	cJSON_ArrayForEach(e, (cJSON_IsObject(src) ? src : NULL))
+	if (!cJSON_IsObject(src))
+		return 0;
+	cJSON_ArrayForEach(e, src)
 		if (!rc && cJSON_IsNumber(e) && e->valuedouble > 0 && e->string) {
 			rc = tally_add(&t, e->string, e->valuedouble);
 			total += e->valuedouble;
@@ -880,7 +884,9 @@ static const cJSON *audit_group(const struct report *r, const char *name)
 {
 	const cJSON *g;
 
-	cJSON_ArrayForEach(g, (r->audit ? cJSON_GetObjectItemCaseSensitive(r->audit, "groups") : NULL)) {
+	if (!r->audit)
+		return NULL;
+	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(r->audit, "groups")) {
 		const char *n = jstr(g, "group");
 
 		if (n && !strcmp(n, name))
@@ -1097,7 +1103,7 @@ static void now_iso(char *out, size_t size)
 int report_finish(struct report *r, const struct report_info *info,
 		  const struct cJSON *stats, const struct cJSON *audit)
 {
-	const cJSON *g;
+	const cJSON *g, *groups;
 	size_t i;
 	int rc = 0;
 
@@ -1117,12 +1123,14 @@ int report_finish(struct report *r, const struct report_info *info,
 	if (!rc && audit && !(r->audit = cJSON_Duplicate(audit, 1)))
 		rc = ENG_ENOMEM;
 	/* the store's groups that hold QAs or drops get their charts too */
-	cJSON_ArrayForEach(g, (r->stats ? cJSON_GetObjectItemCaseSensitive(r->stats, "groups") : NULL))
+	groups = r->stats ? cJSON_GetObjectItemCaseSensitive(r->stats, "groups") : NULL;
+	cJSON_ArrayForEach(g, groups)
 		if (!rc && g->string && (jnum(g, "total") > 0 || jnum(g, "drops") > 0) &&
 		    !scope_get(r, g->string))
 			rc = ENG_ENOMEM;
 	if (rc)
 		return rc;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	qsort(r->scopes, r->nscopes, sizeof(*r->scopes), cmp_scope);
 	for (i = 0; !rc && i < r->nscopes; i++)
 		rc = scope_plots(r, r->scopes[i]);
