@@ -114,7 +114,7 @@ static void test_fields_and_bins(void **state)
 {
 	struct report *r = NULL;
 	cJSON *j = NULL;
-	char id[20];
+	char id[32];
 	int i;
 
 	assert_int_equal(report_new(&r), 0);
@@ -232,7 +232,7 @@ static void test_top_and_other(void **state)
 {
 	struct report *r = NULL;
 	cJSON *j = NULL;
-	char id[20], a[96];
+	char id[32], a[96];
 	int i;
 
 	assert_int_equal(report_new(&r), 0);
