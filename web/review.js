@@ -1281,6 +1281,60 @@
 					fmt(l.chi2, 2), fmt(l.p, 4)];
 			})));
 		}
+		loadCharts(false);
+	}
+
+	/* The report's charts (GET /api/report): one image per chart, grouped by scope. */
+	async function loadCharts(withAudit) {
+		const box = $('stats-charts');
+		let rep;
+
+		clear(box);
+		box.appendChild(el('p', 'muted', withAudit ? 'running the blind audit…' : 'loading the charts…'));
+		try {
+			rep = await api('/api/report' + (withAudit ? '?audit=1' : ''));
+		} catch (e) {
+			clear(box);
+			box.appendChild(el('p', null, 'cannot load the charts: ' + e.message));
+			return;
+		}
+		clear(box);
+		const head = el('p', null, (rep.qas || 0) + ' QAs charted (' + rep.status + ') · ');
+		const btn = el('button', null, withAudit ? 'Run the blind audit again' : 'Add the blind audit');
+
+		btn.type = 'button';
+		btn.id = 'stats-audit';
+		btn.addEventListener('click', function () { loadCharts(true); });
+		head.appendChild(btn);
+		box.appendChild(head);
+		const plots = Array.isArray(rep.plots) ? rep.plots : [];
+		const scopes = Array.isArray(rep.scopes) ? rep.scopes : [];
+
+		scopes.forEach(function (sc, i) {
+			const mine = plots.filter(function (p) { return p.scope === sc.name; });
+
+			if (!mine.length)
+				return;
+			const d = el('details', 'chart-scope', el('summary', null,
+				(sc.name === 'all' ? 'All groups' : sc.name) + ' · ' + (sc.qas || 0) + ' QAs · ' +
+				mine.length + ' charts'));
+			const grid = el('div', 'charts');
+
+			d.open = i === 0;
+			mine.forEach(function (p) {
+				const img = el('img', 'plot');
+
+				img.alt = p.title || p.name;
+				img.title = p.title || p.name;
+				img.dataset.plot = p.name;
+				/* an image cannot run script; the SVG is the engine's own, text escaped */
+				img.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(p.svg || '');
+				grid.appendChild(img);
+			});
+			d.appendChild(grid);
+			box.appendChild(d);
+		});
+		box.dataset.ready = withAudit ? 'audit' : '1';
 	}
 
 	function showView(view) {

@@ -125,6 +125,24 @@ int audit_store(struct store *st, const char *status, const char *tasks,
 	return rc;
 }
 
+int audit_store_json(struct store *st, const char *status, const char *tasks, cJSON **out)
+{
+	struct audit_params p = { 5, 1, 0 };
+	struct audit_report *rep = calloc(1, sizeof(*rep));
+	int rc;
+
+	if (!rep)
+		return err_set(ENG_ENOMEM, "out of memory");
+	rc = audit_store(st, status, tasks, &p, rep);
+	if (!rc) {
+		*out = audit_report_json(rep);
+		if (!*out)
+			rc = err_set(ENG_ENOMEM, "out of memory");
+	}
+	free(rep);
+	return rc;
+}
+
 static void print_report(const struct audit_report *r)
 {
 	int g, i;

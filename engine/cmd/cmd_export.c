@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "banned.h"
 #include "err.h"
 #include "version.h"
@@ -22,11 +24,14 @@
 static const char export_usage[] =
 	"usage: proxima export --db FILE --format FMT -o DIR [--status LIST]\n"
 	"                      [--tasks LIST] [--frames N] [--ffmpeg PROG]\n"
-	"                      [--media-url URL | --local-files-root DIR]\n"
+	"                      [--media-url URL | --local-files-root DIR] [--no-audit]\n"
 	"\n"
 	"Writes the QAs of a store to DIR in FMT, with DIR/manifest.json (counts by\n"
-	"group, filters, engine version, options, SHA-256 of the sorted ids).\n"
-	"The store is opened read-only. docs/export.md describes every format.\n"
+	"group and status, filters, generation runs, engine version, options, the\n"
+	"blind audit, SHA-256 of the sorted ids) and a dataset card DIR/README.md\n"
+	"(Hugging Face conventions; its numbers are the manifest's) with its charts\n"
+	"in DIR/plots/. The store is opened read-only. docs/export.md describes\n"
+	"every format and the card.\n"
 	"\n"
 	"  --db FILE       the store\n"
 	"  --format FMT    egoprox (egoprox.json), jsonl (records.jsonl),\n"
@@ -48,6 +53,7 @@ static const char export_usage[] =
 	"                  labelstudio: Label Studio's LOCAL_FILES_DOCUMENT_ROOT; tasks\n"
 	"                  get /data/local-files/?d=<video path under DIR>#t=START,END\n"
 	"                  (the default, with DIR = /)\n"
+	"  --no-audit      leave the blind audit out of the manifest and the card\n"
 	"  -h, --help      show this help\n";
 
 static int usage_error(const char *msg, const char *arg)
@@ -72,6 +78,7 @@ int cmd_export(int argc, char **argv)
 		{ "ffmpeg", required_argument, NULL, 'F' },
 		{ "media-url", required_argument, NULL, 'M' },
 		{ "local-files-root", required_argument, NULL, 'L' },
+		{ "no-audit", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -79,9 +86,10 @@ int cmd_export(int argc, char **argv)
 	struct export_summary sum;
 	struct store *st = NULL;
 	const char *db = NULL, *fmt = NULL;
+	cJSON *audit = NULL;
 	char *end;
 	long n;
-	int c, rc;
+	int c, rc, no_audit = 0;
 
 	if (cmd_wants_help(argc, argv)) {
 		fputs(export_usage, stdout);
@@ -128,6 +136,9 @@ int cmd_export(int argc, char **argv)
 		case 'L':
 			p.local_files_root = optarg;
 			break;
+		case 'A':
+			no_audit = 1;
+			break;
 		default:
 			fputs(export_usage, stderr);
 			return CMD_USAGE;
@@ -165,8 +176,19 @@ int cmd_export(int argc, char **argv)
 		error_code(rc, db);
 		return CMD_FAILED;
 	}
+	/* the blind audit runs here: the export module sits below engine/task/ */
+	if (!no_audit) {
+		rc = audit_store_json(st, p.status ? p.status : EXPORT_DEFAULT_STATUS, NULL, &audit);
+		if (rc) {
+			error("export: blind audit: %s", err_msg());
+			store_close(st);
+			return CMD_FAILED;
+		}
+		p.audit = audit;
+	}
 	rc = export_run(st, &p, &sum);
 	store_close(st);
+	cJSON_Delete(audit);
 	if (rc) {
 		error_code(rc, "export");
 		return CMD_FAILED;

@@ -33,6 +33,8 @@ int cmd_export(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+/* `proxima report`: runs the blind audit and writes the report (engine/out/report.h). */
+int cmd_report(int argc, char **argv);
 
 struct store;
 struct audit_params;
@@ -45,6 +47,15 @@ struct audit_report;
  */
 int audit_store(struct store *st, const char *status, const char *tasks,
 		const struct audit_params *p, struct audit_report *out);
+struct cJSON;
+/*
+ * audit_store() with the default settings (5 folds, seed 1), as the JSON
+ * of audit_report_json() in *out (caller frees): what `report`, `export`
+ * (the dataset card) and the review page's report view show. Returns 0
+ * or an ENG_* code with err_msg() set.
+ */
+int audit_store_json(struct store *st, const char *status, const char *tasks,
+		     struct cJSON **out);
 int cmd_merge(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 

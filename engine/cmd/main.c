@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "predict", cmd_predict, "ask a multimodal model for an export's answers" },
 	{ "eval", cmd_eval, "score model answers (EgoProx metrics)" },
 	{ "audit", cmd_audit, "how well solvers that never see the video answer the QAs" },
+	{ "report", cmd_report, "the figures of a store as pictures (HTML page, SVG, JSON)" },
 	{ "merge", cmd_merge, "merge shard stores into one by QA id" },
 	{ "check", cmd_check, "check a store: integrity, orphans, lost replacements" },
 	{ "tool", cmd_tool, "run a native 3D tool" },

@@ -21,11 +21,16 @@
 #include <openssl/evp.h>
 
 #include "banned.h"
+#include "card.h"
 #include "embed.h"
 #include "err.h"
 #include "recording.h"
+#include "report.h"
 #include "store.h"
 #include "video.h"
+
+/* The folder of the card's charts, in the output folder. */
+#define CARD_PLOTS "plots"
 
 /* ============================== Formats ============================== */
 
@@ -436,6 +441,12 @@ struct exporter {
 	struct video_cache vc;
 	struct export_summary sum;
 	struct buf line;     /* one record's text */
+	struct report *rep;  /* the card's charts, of the QAs written */
+	cJSON *by_status;    /* manifest counts.by_status */
+	size_t nrecordings;  /* distinct recordings written (QAs come grouped by recording) */
+	char *last_rec;      /* the recording of the last QA written */
+	int64_t *runs;       /* the runs of the QAs written, distinct */
+	size_t nruns, capruns;
 };
 
 /* One QA as the writers see it. */
@@ -1579,6 +1590,36 @@ static unsigned source_bit(const char *source)
 	return 0;
 }
 
+/* Counts the QA's recording (QAs come grouped by recording) and its run, for the manifest. */
+static int remember_source(struct exporter *x, const struct store_qa *qa)
+{
+	size_t i;
+
+	if (!x->last_rec || strcmp(x->last_rec, qa->recording_id)) {
+		free(x->last_rec);
+		x->last_rec = strdup(qa->recording_id);
+		if (!x->last_rec)
+			return ENG_ENOMEM;
+		x->nrecordings++;
+	}
+	if (qa->run_id <= 0)
+		return 0;
+	for (i = 0; i < x->nruns; i++)
+		if (x->runs[i] == qa->run_id)
+			return 0;
+	if (x->nruns == x->capruns) {
+		size_t cap = x->capruns ? 2 * x->capruns : 8;
+		int64_t *v = realloc(x->runs, cap * sizeof(*v));
+
+		if (!v)
+			return ENG_ENOMEM;
+		x->runs = v;
+		x->capruns = cap;
+	}
+	x->runs[x->nruns++] = qa->run_id;
+	return 0;
+}
+
 static int write_item(struct exporter *x, const struct item *it)
 {
 	enum export_format f = x->p->format;
@@ -1614,6 +1655,11 @@ static int write_item(struct exporter *x, const struct item *it)
 	x->n++;
 	x->seen |= it->chain ? SEEN_CHAIN : (source_bit(it->source) | SEEN_MC);
 	count(x, x->groups, it->group);
+	count(x, x->by_status, it->qa->status ? it->qa->status : "pending");
+	rc = remember_source(x, it->qa);
+	rc = rc ? rc : report_add_qa(x->rep, it->qa);
+	if (rc)
+		goto out;
 	snprintf(key, sizeof(key), "%d", it->nopt);
 	count(x, it->chain ? x->cands : x->options, key);
 out:
@@ -1837,10 +1883,150 @@ static int write_labelstudio_config(struct exporter *x)
 	return write_file(x->dir, "config.xml", labelstudio_config);
 }
 
+/* The settings of a generation run worth telling (no host, no process id). */
+static cJSON *run_settings(const cJSON *config)
+{
+	static const char *const keep[] = {
+		"tasks", "per_task", "options", "max_turns", "key_cap", "regenerate", "shard"
+	};
+	cJSON *o = cJSON_CreateObject();
+	size_t i;
+
+	for (i = 0; o && i < ARRAY_SIZE(keep); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, keep[i]);
+		cJSON *c = v ? cJSON_Duplicate(v, 1) : NULL;
+
+		if (v && (!c || !cJSON_AddItemToObject(o, keep[i], c))) {
+			cJSON_Delete(c);
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* manifest "runs": the generation runs of the QAs written, oldest first. */
+static int manifest_runs(struct exporter *x, cJSON *m)
+{
+	cJSON *all = NULL, *runs;
+	const cJSON *r;
+	size_t i;
+	int rc;
+
+	runs = j_add(&x->oom, m, "runs", cJSON_CreateArray());
+	if (!runs)
+		return ENG_ENOMEM;
+	rc = store_run_list(x->st, &all);
+	if (rc)
+		return rc;
+	cJSON_ArrayForEach(r, all) {
+		double id = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "id"));
+		cJSON *o;
+
+		for (i = 0; i < x->nruns && (double)x->runs[i] != id; i++)
+			;
+		if (i == x->nruns)
+			continue;
+		o = j_add(&x->oom, runs, NULL, cJSON_CreateObject());
+		j_num(&x->oom, o, "id", id);
+		j_dup(&x->oom, o, "brain", cJSON_GetObjectItemCaseSensitive(r, "brain"));
+		j_dup(&x->oom, o, "model", cJSON_GetObjectItemCaseSensitive(r, "model"));
+		j_dup(&x->oom, o, "seed", cJSON_GetObjectItemCaseSensitive(r, "seed"));
+		j_dup(&x->oom, o, "engine_version", cJSON_GetObjectItemCaseSensitive(r, "engine_version"));
+		j_dup(&x->oom, o, "started_at", cJSON_GetObjectItemCaseSensitive(r, "started_at"));
+		j_dup(&x->oom, o, "finished_at", cJSON_GetObjectItemCaseSensitive(r, "finished_at"));
+		j_dup(&x->oom, o, "status", cJSON_GetObjectItemCaseSensitive(r, "status"));
+		j_add(&x->oom, o, "settings",
+		      run_settings(cJSON_GetObjectItemCaseSensitive(r, "config")));
+	}
+	cJSON_Delete(all);
+	return x->oom ? ENG_ENOMEM : 0;
+}
+
+/*
+ * The blind audit of the groups written: manifest "audit" (the best solver
+ * of each group) in m, and the audit JSON cut to those groups in *cut for
+ * the charts. Nothing when the caller gave no audit.
+ */
+static int manifest_audit(struct exporter *x, cJSON *m, const cJSON *groups, cJSON **cut)
+{
+	const cJSON *a = x->p->audit, *g, *sv, *b;
+	cJSON *o, *og, *cg;
+
+	*cut = NULL;
+	if (!a) {
+		j_add(&x->oom, m, "audit", cJSON_CreateNull());
+		return x->oom ? ENG_ENOMEM : 0;
+	}
+	o = j_add(&x->oom, m, "audit", cJSON_CreateObject());
+	j_str(&x->oom, o, "status", x->p->status ? x->p->status : EXPORT_DEFAULT_STATUS);
+	j_dup(&x->oom, o, "rule_margin", cJSON_GetObjectItemCaseSensitive(a, "rule_margin"));
+	j_dup(&x->oom, o, "learned_margin", cJSON_GetObjectItemCaseSensitive(a, "learned_margin"));
+	og = j_add(&x->oom, o, "groups", cJSON_CreateObject());
+	*cut = cJSON_CreateObject();
+	j_dup(&x->oom, *cut, "rule_margin", cJSON_GetObjectItemCaseSensitive(a, "rule_margin"));
+	j_dup(&x->oom, *cut, "learned_margin", cJSON_GetObjectItemCaseSensitive(a, "learned_margin"));
+	cg = j_add(&x->oom, *cut, "groups", cJSON_CreateArray());
+	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(a, "groups")) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "group"));
+		const char *best = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "best"));
+		cJSON *e;
+
+		if (!name || !cJSON_GetObjectItemCaseSensitive(groups, name))
+			continue;
+		j_add(&x->oom, cg, NULL, cJSON_Duplicate(g, 1));
+		e = j_add(&x->oom, og, name, cJSON_CreateObject());
+		j_dup(&x->oom, e, "n", cJSON_GetObjectItemCaseSensitive(g, "n"));
+		j_dup(&x->oom, e, "options", cJSON_GetObjectItemCaseSensitive(g, "options"));
+		j_dup(&x->oom, e, "chance", cJSON_GetObjectItemCaseSensitive(g, "chance"));
+		j_dup(&x->oom, e, "flagged", cJSON_GetObjectItemCaseSensitive(g, "flagged"));
+		j_str(&x->oom, e, "best", best);
+		b = NULL;
+		cJSON_ArrayForEach(sv, cJSON_GetObjectItemCaseSensitive(g, "solvers")) {
+			const char *sn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sv, "name"));
+
+			if (best && sn && !strcmp(sn, best))
+				b = sv;
+		}
+		/* null when the group had too few QAs for any solver */
+		j_dup(&x->oom, e, "accuracy", b ? cJSON_GetObjectItemCaseSensitive(b, "accuracy") : NULL);
+		j_dup(&x->oom, e, "lower_95", b ? cJSON_GetObjectItemCaseSensitive(b, "lower_95") : NULL);
+		j_dup(&x->oom, e, "upper_95", b ? cJSON_GetObjectItemCaseSensitive(b, "upper_95") : NULL);
+	}
+	return x->oom ? ENG_ENOMEM : 0;
+}
+
+/* The charts of the QAs written into DIR/plots, and the card from the manifest m. */
+static int write_card(struct exporter *x, const cJSON *m, const cJSON *audit)
+{
+	struct report_info info;
+	struct buf b;
+	char dir[PATH_MAX];
+	int rc;
+
+	memset(&info, 0, sizeof(info));
+	info.title = "Proxima export";
+	info.store = store_path(x->st);
+	info.status = x->p->status ? x->p->status : EXPORT_DEFAULT_STATUS;
+	info.tasks = x->p->tasks && *x->p->tasks ? x->p->tasks : NULL;
+	info.engine_version = x->p->engine_version;
+	rc = report_finish(x->rep, &info, NULL, audit);
+	snprintf(dir, sizeof(dir), "%s/%s", x->dir, CARD_PLOTS);
+	if (!rc && report_nplots(x->rep))
+		rc = report_write_svgs(x->rep, dir);
+	if (rc)
+		return rc;
+	buf_init(&b, 64u << 20);
+	rc = card_render(m, x->rep, CARD_PLOTS, &b);
+	rc = rc ? rc : write_file(x->dir, "README.md", buf_str(&b));
+	buf_release(&b);
+	return rc;
+}
+
 static int write_manifest(struct exporter *x)
 {
 	int *oom = &x->oom;
-	cJSON *m = x->manifest, *c, *fr, *files;
+	cJSON *m = x->manifest, *c, *fr, *files, *groups, *audit = NULL;
 	size_t i;
 	char now[96], *text;
 	int rc;
@@ -1855,8 +2041,11 @@ static int write_manifest(struct exporter *x)
 	j_str(oom, c, "tasks", x->p->tasks && *x->p->tasks ? x->p->tasks : NULL);
 	c = j_add(oom, m, "counts", cJSON_CreateObject());
 	j_num(oom, c, "total", (double)x->n);
-	j_add(oom, c, "groups", x->groups);
+	groups = j_add(oom, c, "groups", x->groups);
 	x->groups = NULL;
+	j_add(oom, c, "by_status", x->by_status);
+	x->by_status = NULL;
+	j_num(oom, c, "recordings", (double)x->nrecordings);
 	j_num(oom, c, "skipped_total", (double)x->sum.skipped);
 	j_add(oom, c, "skipped", x->skipped);
 	x->skipped = NULL;
@@ -1889,11 +2078,21 @@ static int write_manifest(struct exporter *x)
 	for (i = 0; i < ARRAY_SIZE(ops_of(x->p->format)->extra_files); i++)
 		if (ops_of(x->p->format)->extra_files[i])
 			j_str(oom, files, NULL, ops_of(x->p->format)->extra_files[i]);
+	j_str(oom, files, NULL, "README.md");
+	if (x->n)
+		j_str(oom, files, NULL, CARD_PLOTS "/");
 	j_str(oom, m, "ids_sha256", x->sum.ids_sha256);
 	j_str(oom, m, "ids_sha256_rule", "SHA-256 of the exported ids sorted bytewise, each "
 	      "followed by a newline");
 	if (x->oom)
 		return ENG_ENOMEM;
+	rc = manifest_runs(x, m);
+	rc = rc ? rc : manifest_audit(x, m, groups, &audit);
+	/* the card is written from the manifest as it stands, so its numbers are the manifest's */
+	rc = rc ? rc : write_card(x, m, audit);
+	cJSON_Delete(audit);
+	if (rc)
+		return rc;
 	text = cJSON_Print(m);
 	if (!text)
 		return ENG_ENOMEM;
@@ -1968,8 +2167,9 @@ int export_run(struct store *st, const struct export_params *p,
 	x->options = cJSON_CreateObject();
 	x->cands = cJSON_CreateObject();
 	x->recordings = cJSON_CreateObject();
+	x->by_status = cJSON_CreateObject();
 	if (!x->dir || !x->manifest || !x->groups || !x->skipped || !x->options ||
-	    !x->cands || !x->recordings) {
+	    !x->cands || !x->recordings || !x->by_status || report_new(&x->rep)) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -2026,6 +2226,10 @@ out:
 	cJSON_Delete(x->options);
 	cJSON_Delete(x->cands);
 	cJSON_Delete(x->recordings);
+	cJSON_Delete(x->by_status);
+	report_free(x->rep);
+	free(x->last_rec);
+	free(x->runs);
 	buf_release(&x->line);
 	free(x);
 	return rc;

@@ -66,6 +66,10 @@ struct export_params {
 	const char *local_files_root; /* labelstudio: Label Studio's LOCAL_FILES_DOCUMENT_ROOT;
 				       * NULL = "/" (its default) */
 	const char *engine_version; /* written to the manifest (required) */
+	const struct cJSON *audit;  /* the blind audit of the QAs of `status`
+				     * (audit_report_json(), engine/task/audit.h), for
+				     * the manifest and the dataset card; NULL: none. The
+				     * caller runs it: this module sits below engine/task/ */
 };
 
 /* What an export did. */
@@ -80,7 +84,9 @@ struct export_summary {
 /*
  * Exports the QAs of st that match p's status and task filters, in the
  * store's listing order (recording, T, id), into p->dir: the format's
- * files and manifest.json. With p->frames > 0, N frames per QA are taken
+ * files, manifest.json, and the dataset card README.md (engine/out/card.h)
+ * with its charts as SVG files in DIR/plots/ (engine/out/report.h), whose
+ * numbers are the manifest's. With p->frames > 0, N frames per QA are taken
  * uniformly over the clip (both ends included) from the recording's video
  * into DIR/Frames/<id>/001.jpg ... (at most 640 px wide; the frames of
  * one recording in one pass over its video); a recording without a

@@ -36,6 +36,7 @@
 #include "embed.h"
 #include "err.h"
 #include "jsonfile.h"
+#include "report.h"
 #include "store.h"
 #include "utf8.h"
 
@@ -89,6 +90,8 @@ struct review_server {
 	pthread_cond_t wake;       /* wakes the watchdog to stop */
 	bool stopping;             /* under conns_lock */
 	bool watchdog_running;
+	int (*audit)(struct store *st, const char *status, void *ctx, cJSON **out);
+	void *audit_ctx;           /* the config's blind audit for /api/report */
 };
 
 /* Per-request state, kept in MHD's connection closure. */
@@ -909,6 +912,46 @@ static enum MHD_Result api_stats(struct review_server *s, struct store *st,
 	return send_json(con, 200, stats);
 }
 
+/*
+ * The report's charts with their SVG text (report.h): the QAs of the
+ * statuses asked for (default the live ones), the blind audit with
+ * audit=1 when the server was given one.
+ */
+static enum MHD_Result api_report(struct review_server *s, struct store *st,
+				  struct MHD_Connection *con)
+{
+	const char *status = arg(con, "status"), *a = arg(con, "audit");
+	const char *db = store_path(st), *slash = strrchr(db, '/');
+	struct report_info info;
+	struct report *r = NULL;
+	cJSON *audit = NULL, *j = NULL;
+	int rc;
+
+	if (!status)
+		status = REPORT_DEFAULT_STATUS;
+	if (store_status_list_check(status))
+		return send_error(con, 400, err_msg());
+	if (a && strcmp(a, "0") && strcmp(a, "1"))
+		return send_error(con, 400, "'audit' must be 0 or 1");
+	if (a && !strcmp(a, "1")) {
+		if (!s->audit)
+			return send_error(con, 501, "this server runs no blind audit");
+		rc = s->audit(st, status, s->audit_ctx, &audit);
+		if (rc)
+			return send_eng_error(s, con, rc);
+	}
+	memset(&info, 0, sizeof(info));
+	info.store = slash ? slash + 1 : db; /* the store by its file name only */
+	info.status = status;
+	rc = report_build(st, status, &info, audit, &r);
+	rc = rc ? rc : report_json(r, true, &j);
+	report_free(r);
+	cJSON_Delete(audit);
+	if (rc)
+		return send_eng_error(s, con, rc);
+	return send_json(con, 200, j);
+}
+
 /* ======================= API: actions ======================= */
 
 static bool token_ok(const struct review_server *s, const char *tok)
@@ -1253,6 +1296,8 @@ static enum MHD_Result route_store(struct review_server *s, struct MHD_Connectio
 		ret = api_queue(s, st, con);
 	} else if (!strcmp(url, "/api/stats")) {
 		ret = api_stats(s, st, con);
+	} else if (!strcmp(url, "/api/report")) {
+		ret = api_report(s, st, con);
 	} else if (!strncmp(url, "/media/", 7)) {
 		ret = serve_media(s, st, con, url + 7);
 	} else {
@@ -1649,6 +1694,8 @@ int review_server_start(const struct review_config *cfg, struct review_server **
 	if (s->v6)
 		flags |= MHD_USE_IPv6;
 	snprintf(s->reviewer, sizeof(s->reviewer), "%s", cfg->reviewer);
+	s->audit = cfg->audit;
+	s->audit_ctx = cfg->audit_ctx;
 	s->max_body = cfg->max_body ? cfg->max_body : (size_t)REVIEW_MAX_BODY;
 	s->request_ms = cfg->request_timeout_ms ? cfg->request_timeout_ms : REVIEW_REQUEST_MS;
 	s->db_path = strdup(cfg->db_path);

@@ -75,6 +75,17 @@ struct review_config {
 	int request_timeout_ms; /* to receive one request; 0 = REVIEW_REQUEST_MS */
 	const char *const *allow_hosts; /* more Host names answered off loopback,
 	                                 * NULL-terminated; may be NULL */
+	/*
+	 * The blind audit for GET /api/report?audit=1, or NULL (that request
+	 * is then refused with 501): called on a request thread with that
+	 * thread's store handle and the statuses asked for; gives the audit
+	 * JSON (audit_report_json(), engine/task/audit.h) in *out, which the
+	 * server frees, and returns 0 or an ENG_* code with err_msg() set.
+	 * `proxima review serve` passes one; this module sits below
+	 * engine/task/ and cannot run the audit itself.
+	 */
+	int (*audit)(struct store *st, const char *status, void *ctx, struct cJSON **out);
+	void *audit_ctx;       /* handed to audit */
 };
 
 /* A running server; opaque. */

@@ -860,6 +860,19 @@ int store_run_list_running(struct store *st, cJSON **out)
 			 " ORDER BY id", cols, ARRAY_SIZE(cols), "listing running runs", out);
 }
 
+int store_run_list(struct store *st, cJSON **out)
+{
+	static const struct col_spec cols[] = {
+		{ "id", COL_INT }, { "started_at", COL_TEXT }, { "finished_at", COL_TEXT },
+		{ "config", COL_JSON }, { "brain", COL_TEXT }, { "model", COL_TEXT },
+		{ "seed", COL_INT }, { "engine_version", COL_TEXT }, { "status", COL_TEXT },
+	};
+
+	return list_rows(st, "SELECT id, started_at, finished_at, config_json, brain, model, seed,"
+			 " engine_version, status FROM runs ORDER BY id", cols, ARRAY_SIZE(cols),
+			 "listing runs", out);
+}
+
 int store_run_last_generate(struct store *st, char **config_json, int64_t *seed)
 {
 	sqlite3_stmt *s = NULL;

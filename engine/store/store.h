@@ -166,6 +166,14 @@ int store_run_finish(struct store *st, int64_t run_id, const char *status,
 int store_run_list_running(struct store *st, struct cJSON **out);
 
 /*
+ * Every run, oldest first, as a cJSON array of {id, started_at,
+ * finished_at, config (parsed, or null), brain, model, seed,
+ * engine_version, status} (SQL NULL is JSON null). The caller owns *out.
+ * Returns 0, ENG_ENOMEM or ENG_EDB.
+ */
+int store_run_list(struct store *st, struct cJSON **out);
+
+/*
  * The config_json (caller frees it) and seed of the latest run that was a
  * generate (config "regenerate" false or absent), for regenerate to reuse
  * its settings. Returns 0, ENG_ENOTFOUND when there is none, ENG_ENOMEM or
@@ -443,7 +451,8 @@ int store_review_counts(struct store *st, struct cJSON **out);
  *   "groups": {"CATEGORY.SUBTASK/METRIC": {"total": n, "pending": n,
  *       "approved": n, "rejected": n, "edited": n, "superseded": n,
  *       "dropped": n, "conflict": n, "acceptance": x|null,
- *       "mean_z": x|null, "z_n": n, "letters": [...], "drops": n}, ...},
+ *       "mean_z": x|null, "z_n": n, "letters": [...], "drops": n,
+ *       "drop_reasons": {REASON: n, ...}}, ...},
  *   "drops": {"total": n, "by_reason": {REASON: n, ...}},
  *   "letters": [{"options": k, "n": n, "counts": {"A": n, ...},
  *       "chi2": x, "df": k-1, "p": x}, ...],

@@ -179,6 +179,8 @@ static cJSON *group_get(cJSON *groups, const char *cat, const char *sub,
 	if (!rc && !cJSON_AddArrayToObject(g, "letters"))
 		rc = ENG_ENOMEM;
 	rc |= add_num(g, "drops", 0);
+	if (!rc && !cJSON_AddObjectToObject(g, "drop_reasons"))
+		rc = ENG_ENOMEM;
 	if (rc || !cJSON_AddItemToObject(groups, key, g)) {
 		cJSON_Delete(g);
 		return NULL;
@@ -425,17 +427,21 @@ static int stats_drops(struct store *st, cJSON *res, cJSON *groups)
 	}
 	sqlite3_finalize(s);
 	s = NULL;
-	rc = store__db_prepare(st, "SELECT category, subtask, metric, count(*) FROM drops"
-			" GROUP BY 1, 2, 3 ORDER BY 1, 2, 3", &s, "counting drops");
+	rc = store__db_prepare(st, "SELECT category, subtask, metric, reason, count(*) FROM drops"
+			" GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4", &s, "counting drops");
 	if (rc)
 		goto out;
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		double n = (double)sqlite3_column_int64(s, 4);
+		cJSON *reasons;
+
 		g = group_get(groups, store__col_text(s, 0), store__col_text(s, 1), store__col_text(s, 2));
-		if (!g) {
+		reasons = g ? cJSON_GetObjectItemCaseSensitive(g, "drop_reasons") : NULL;
+		if (!reasons || add_num(reasons, store__col_text(s, 3), n)) {
 			rc = store__oom(st);
 			goto out;
 		}
-		add_to(g, "drops", (double)sqlite3_column_int64(s, 3));
+		add_to(g, "drops", n);
 	}
 	if (step != SQLITE_DONE) {
 		rc = store__db_fail(st, "counting drops");

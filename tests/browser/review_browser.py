@@ -4,7 +4,8 @@
 # it runs on Debian 12's own packages. It approves the first item with the
 # keyboard, checks that names holding <script> show as text and run
 # nothing, answers one item blind, rejects one with a typed reason, times
-# approve-to-next on the bulk items, opens the statistics and the help.
+# approve-to-next on the bulk items, opens the statistics (with the report's
+# charts) and the help.
 #
 # usage: /usr/bin/python3 review_browser.py URL [--video] [--advance N]
 # With --video the fixture's rec_video holds a real 12 s clip, and the
@@ -271,6 +272,17 @@ def run(d, url, video, advance):
     stats = text(d, '#stats-body') or ''
     check(re.search('kappa', stats, re.I) and 'browser' in stats and 'alice' in stats,
           'the statistics list the reviewers and the kappa section')
+    # the report's charts, as images of the engine's SVG (GET /api/report)
+    ok = wait_for(d, "document.querySelector('#stats-charts').dataset.ready === '1'")
+    check(ok, 'the statistics load the report charts')
+    charts = js(d, "return Array.prototype.map.call(document.querySelectorAll('#stats-charts img.plot'),"
+                   " function (i) { return [i.dataset.plot, i.complete && i.naturalWidth > 0]; });") or []
+    names = [c[0] for c in charts]
+    check('all.status' in names and 'all.recordings' in names and len(charts) >= 10,
+          'the charts include the status and recording charts of all groups', names[:6])
+    ok = wait_for(d, "Array.prototype.every.call(document.querySelectorAll('#stats-charts img.plot'),"
+                     " function (i) { return i.complete && i.naturalWidth > 0; })")
+    check(ok, 'every chart image decodes (%d)' % len(charts))
     press(d, 's')
     check(wait_for(d, "!document.querySelector('#review-view').hidden"), 's goes back to the queue')
 

@@ -5,7 +5,8 @@
 # packages, no npm), approves an item with the keyboard, answers one blind,
 # rejects one with a reason, checks hostile names stay text, and times
 # approve-to-next over a store of 100,000 QAs; then the database is checked
-# with sqlite3. Skipped, with the reason, only when the packages cannot be
+# with sqlite3. Then the page of `proxima report` is opened from the file
+# system and must render with no console error (report_browser.py). Skipped, with the reason, only when the packages cannot be
 # installed at all; a version mismatch that can be installed is a failure.
 . tests/cli/lib.sh
 
@@ -116,5 +117,27 @@ expect_match "^$ADVANCE\|$ADVANCE\|$first_bulk\$" \
 	"db: the $ADVANCE bulk approvals are the first $ADVANCE bulk items, in order, each approved once"
 expect_match "^$((5 + ADVANCE))\$" "$(q "SELECT count(*) FROM reviews")" \
 	"db: $((3 + ADVANCE)) reviews from the page besides the fixture's 2"
+
+# the page of `proxima report`, opened from the file system, over a generated
+# store with one object renamed to markup
+XSS='<script>alert(1)</script>'
+if "$PROXIMA" synth --scene kitchen --minutes 2 --seed 5 --no-video -o "$TMP/rrec" >/dev/null 2>&1 &&
+	"$PROXIMA" generate "$TMP/rrec" --db "$TMP/rq.db" --per-task 6 --quiet --no-audit >/dev/null 2>&1; then
+	ok "a small store for the report page"
+else
+	not_ok "a small store for the report page"
+fi
+sqlite3 "$TMP/rq.db" "UPDATE qa SET answer_json = json_set(answer_json, '\$.object', '$XSS') WHERE id = (SELECT id FROM qa WHERE subtask = 'gaze_target' ORDER BY id LIMIT 1)"
+expect_status 0 "report of the small store" "$PROXIMA" report --db "$TMP/rq.db" -o "$TMP/rep"
+charts=$("$PY" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["plots"]))' "$TMP/rep/report.json")
+"$PY" "$BROWSER_DIR/report_browser.py" "$TMP/rep/index.html" "$charts" "$XSS" >"$TMP/rbrowser.log" 2>&1
+lines=0
+while IFS= read -r line; do
+	case "$line" in
+	"ok - "*) ok "report page: ${line#ok - }"; lines=$((lines + 1)) ;;
+	"not ok - "*) not_ok "report page: ${line#not ok - }"; lines=$((lines + 1)) ;;
+	esac
+done <"$TMP/rbrowser.log"
+[ "$lines" -gt 0 ] || { not_ok "the report page script ran"; sed 's/^/# /' "$TMP/rbrowser.log" | tail -n 20; }
 
 done_testing

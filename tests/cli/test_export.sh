@@ -81,6 +81,42 @@ EOF
 	then ok "exports parse and hold the fields (python3)"; else not_ok "exports parse and hold the fields (python3)"; fi
 fi
 
+# ---------------------------------------------------------------- the dataset card
+# every export writes README.md: YAML (Hugging Face fields) that parses, and
+# tables whose numbers are manifest.json's (tests/cli/card_check.py)
+YPY=/usr/bin/python3
+if ! "$YPY" -c 'import yaml' >/dev/null 2>&1; then
+	sh scripts/setup.sh python3-yaml >"$TMP/setup.log" 2>&1
+fi
+if "$YPY" -c 'import yaml' >/dev/null 2>&1; then
+	expect_status 0 "audit --json of the exported statuses" "$PROXIMA" audit --db "$TMP/s.db" --status approved,edited --json
+	printf '%s\n' "$OUT" >"$TMP/audit.json"
+	for f in egoprox jsonl lmms-eval vlmevalkit labelstudio llava; do
+		"$YPY" "$(dirname "$0")/card_check.py" "$TMP/$f" "$TMP/audit.json" >"$TMP/card.log" 2>&1
+		n=$(grep -c '^ok - ' "$TMP/card.log")
+		if grep -q '^not ok - \|Traceback' "$TMP/card.log" || [ "$n" -lt 20 ]; then
+			not_ok "$f: the card's YAML and numbers ($n checks passed)"
+			grep -v '^ok - ' "$TMP/card.log" | head -n 8 | sed 's/^/# /'
+		else
+			ok "$f: the card's YAML parses and its $n checks agree with manifest.json"
+		fi
+	done
+	expect_match '"recordings":[[:space:]]+1' "$(cat "$TMP/egoprox/manifest.json")" "manifest counts the recordings"
+	expect_match '"brain":[[:space:]]+"local"' "$(cat "$TMP/egoprox/manifest.json")" "manifest lists the generation run"
+	expect_match 'path: "Proxima.tsv"' "$(cat "$TMP/vlmevalkit/README.md")" "the TSV export's card names the TSV"
+	# vlmevalkit holds no chains: neither its counts nor its audit table has the chain group
+	if grep -q 'chain\.actions' "$TMP/vlmevalkit/README.md"; then not_ok "vlmevalkit card leaves the chains out"
+	else ok "vlmevalkit card leaves the chains out"; fi
+	expect_status 0 "export --no-audit" "$PROXIMA" export --db "$TMP/s.db" --format jsonl -o "$TMP/na" --no-audit
+	expect_match '"audit":[[:space:]]+null' "$(cat "$TMP/na/manifest.json")" "--no-audit: no audit in the manifest"
+	"$YPY" "$(dirname "$0")/card_check.py" "$TMP/na" >"$TMP/card.log" 2>&1
+	grep -q '^ok - no audit: the card says so' "$TMP/card.log" && ! grep -q '^not ok' "$TMP/card.log" &&
+		ok "--no-audit: the card says it has no audit" ||
+		{ not_ok "--no-audit: the card says it has no audit"; grep -v '^ok' "$TMP/card.log" | head -n 5 | sed 's/^/# /'; }
+else
+	not_ok "python3-yaml is needed to check the dataset card (scripts/setup.sh python3-yaml)"
+fi
+
 # ---------------------------------------------------------------- scores
 # mix: head_turn/approx 3 of 7 under EgoProx's rules (the answer "A" as it is; B; C
 # after a decoy A; wrong B; no letter; a5 missing; "c" is C against B), navigate's

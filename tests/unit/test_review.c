@@ -504,6 +504,8 @@ static int64_t now_ms(void)
 
 /* ============================== Setup ============================== */
 
+int fake_audit(struct store *st, const char *status, void *ctx, cJSON **out);
+
 static int group_setup(void **state)
 {
 	struct review_config cfg;
@@ -519,6 +521,8 @@ static int group_setup(void **state)
 	cfg.db_path = g.db;
 	cfg.port = 0;
 	cfg.reviewer = "tester";
+	cfg.audit = fake_audit;
+	cfg.audit_ctx = &g;
 	if (review_server_start(&cfg, &g.srv)) {
 		fprintf(stderr, "review_server_start: %s\n", err_msg());
 		return -1;
@@ -1185,6 +1189,151 @@ static void test_stats(void **state)
 	resp_release(&r);
 }
 
+/* The blind audit hook of the server: a canned audit of one group. */
+static const char fake_audit_json[] =
+	"{\"rule_margin\":0.05,\"learned_margin\":0.1,\"groups\":[{\"group\":"
+	"\"intention.head_turn/approx\",\"n\":3,\"options\":5,\"chance\":0.2,\"flagged\":false,"
+	"\"best\":\"longest\",\"solvers\":[{\"name\":\"longest\",\"learned\":false,\"n\":3,"
+	"\"accuracy\":0.25,\"lower_95\":0.05,\"upper_95\":0.6},{\"name\":\"<script>x\","
+	"\"learned\":true,\"n\":3,\"accuracy\":0.125,\"lower_95\":0.01,\"upper_95\":0.5}]}]}";
+static char fake_audit_status[128];
+
+int fake_audit(struct store *st, const char *status, void *ctx, cJSON **out)
+{
+	assert_non_null(st);
+	assert_ptr_equal(ctx, &g);
+	snprintf(fake_audit_status, sizeof(fake_audit_status), "%s", status);
+	*out = cJSON_Parse(fake_audit_json);
+	return *out ? 0 : ENG_ENOMEM;
+}
+
+/* The chart called name in a /api/report answer, or NULL. */
+static const cJSON *report_plot(const cJSON *rep, const char *name)
+{
+	const cJSON *p;
+
+	cJSON_ArrayForEach(p, jget(rep, "plots"))
+		if (!strcmp(jstr(p, "name"), name))
+			return p;
+	return NULL;
+}
+
+/* The value of key in a chart (asserting it is there). */
+static double plot_value(const cJSON *p, const char *key)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, jget(p, "values"))
+		if (!strcmp(jstr(v, "key"), key))
+			return jnum(v, "value");
+	fail_msg("chart '%s' has no value '%s'", jstr(p, "name"), key);
+	return -1;
+}
+
+static void test_report(void **state)
+{
+	static const char *const sts[] = { "pending", "approved", "edited", "conflict", "rejected",
+					   "dropped", "superseded" };
+	static const char *const recs[] = { "rec_video", "rec_novideo", "rec_escape", "rec_link",
+					    "rec_zbulk" };
+	struct store_filter flt;
+	struct store *st = NULL;
+	cJSON *want = NULL, *list = NULL;
+	const cJSON *p, *e;
+	struct resp r;
+	size_t i;
+	int n = 0;
+
+	get("/api/report", &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(jstr(r.json, "status"), "pending,approved,edited,conflict");
+	assert_string_equal(jstr(r.json, "store"), "r.db"); /* no server path */
+	assert_true(cJSON_IsNull(jget(r.json, "audit")));
+	assert_null(report_plot(r.json, "all.audit"));
+	/* the status chart is the store's counts, every status */
+	assert_int_equal(store_open(g.db, STORE_READONLY, &st), 0);
+	assert_int_equal(store_stats(st, &want), 0);
+	p = report_plot(r.json, "all.status");
+	assert_non_null(p);
+	assert_int_equal(cJSON_GetArraySize(jget(p, "values")), 7);
+	for (i = 0; i < ARRAY_SIZE(sts); i++)
+		assert_true(plot_value(p, sts[i]) == jnum(jget(want, "by_status"), sts[i]));
+	/* the recordings chart counts the live QAs of each recording */
+	p = report_plot(r.json, "all.recordings");
+	assert_non_null(p);
+	for (i = 0; i < ARRAY_SIZE(recs); i++) {
+		memset(&flt, 0, sizeof(flt));
+		flt.status = "pending,approved,edited,conflict";
+		flt.recording_id = recs[i];
+		assert_int_equal(store_qa_list(st, &flt, &list), 0);
+		if (jnum(list, "total") > 0)
+			assert_true(plot_value(p, recs[i]) == jnum(list, "total"));
+		n += (int)jnum(list, "total");
+		cJSON_Delete(list);
+	}
+	assert_true(jnum(r.json, "qas") == n);
+	store_close(st);
+	cJSON_Delete(want);
+	/* every chart carries its SVG, which holds one mark per value */
+	cJSON_ArrayForEach(p, jget(r.json, "plots")) {
+		const char *svg = jstr(p, "svg"), *q = svg;
+		int marks = 0;
+
+		static const char head[] = "<svg xmlns=\"http://www.w3.org/2000/svg\"";
+
+		assert_true(!strncmp(svg, head, strlen(head)));
+		while ((q = strstr(q, "class=\"mark\""))) {
+			marks++;
+			q++;
+		}
+		assert_int_equal(marks, cJSON_GetArraySize(jget(p, "values")));
+		assert_null(strstr(svg, "<script"));
+	}
+	resp_release(&r);
+
+	/* the blind audit through the server's hook, on the statuses asked */
+	get("/api/report?audit=1&status=pending", &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(fake_audit_status, "pending");
+	p = report_plot(r.json, "intention.head_turn.approx.audit");
+	assert_non_null(p);
+	assert_true(plot_value(p, "longest") == 0.25);
+	e = cJSON_GetArrayItem(jget(p, "values"), 1);
+	assert_string_equal(jstr(e, "key"), "<script>x");
+	assert_true(jnum(e, "lo") == 0.01 && jnum(e, "hi") == 0.5 && jnum(e, "ref") == 0.2);
+	assert_non_null(strstr(jstr(p, "svg"), "&lt;script&gt;x"));
+	assert_null(strstr(jstr(p, "svg"), "<script"));
+	assert_true(plot_value(report_plot(r.json, "all.audit"), "intention.head_turn/approx") == 0.25);
+	resp_release(&r);
+
+	get("/api/report?status=finished", &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(jstr(r.json, "error"), "finished"));
+	resp_release(&r);
+	get("/api/report?audit=yes", &r);
+	assert_int_equal(r.status, 400);
+	resp_release(&r);
+}
+
+static void test_report_without_audit_hook(void **state)
+{
+	struct review_config cfg;
+	struct review_server *s = NULL;
+	struct resp r;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.db_path = g.db;
+	cfg.reviewer = "tester";
+	assert_int_equal(review_server_start(&cfg, &s), 0);
+	http_at(review_server_port(s), "GET", "/api/report?audit=1", NULL, 0, NULL, &r);
+	assert_int_equal(r.status, 501);
+	resp_release(&r);
+	http_at(review_server_port(s), "GET", "/api/report", NULL, 0, NULL, &r);
+	assert_int_equal(r.status, 200);
+	resp_release(&r);
+	review_server_stop(s);
+}
+
 static void test_parse_option(void **state)
 {
 	int i = -1;
@@ -1668,6 +1817,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_video_find),
 		cmocka_unit_test(test_host_check),
 		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_report_without_audit_hook),
 		cmocka_unit_test(test_parse_option),
 		cmocka_unit_test(test_start_errors),
 		cmocka_unit_test(test_slow_clients_do_not_stop_others),

@@ -512,6 +512,17 @@ static void test_put_idempotent(void **state)
 	assert_int_equal(store_run_finish(f->st, run, "ok", "{\"qa\":1}"), 0);
 	assert_int_equal(store_run_finish(f->st, 99, "ok", NULL), ENG_ENOTFOUND);
 	assert_int_equal(list_total(f->st, NULL), 1);
+	assert_int_equal(store_run_list(f->st, &got), 0);
+	assert_int_equal(cJSON_GetArraySize(got), 1);
+	NEAR(jnum(cJSON_GetArrayItem(got, 0), "id"), 1, 0);
+	NEAR(jnum(cJSON_GetArrayItem(got, 0), "seed"), 7, 0);
+	assert_string_equal(jstr(cJSON_GetArrayItem(got, 0), "brain"), "local");
+	assert_string_equal(jstr(cJSON_GetArrayItem(got, 0), "engine_version"), "0.1.0");
+	assert_string_equal(jstr(cJSON_GetArrayItem(got, 0), "status"), "ok");
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0), "model")));
+	NEAR(jnum(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0), "config"), "options"), 5, 0);
+	cJSON_Delete(got);
+	got = NULL;
 
 	assert_int_equal(store_qa_get(f->st, q.id, STORE_GET_TRACE, &got), 0);
 	assert_string_equal(jstr(got, "question"), "Where is the mug?");
@@ -1301,20 +1312,22 @@ static void test_stats_groups_exact(void **state)
 		" \"approved\": 0, \"rejected\": 0, \"edited\": 1, \"superseded\": 1,"
 		" \"dropped\": 1, \"conflict\": 0, \"acceptance\": 1, \"mean_z\": null, \"z_n\": 0,"
 		" \"letters\": [{\"options\": 5, \"n\": 1, \"counts\": {\"A\": 1, \"B\": 0,"
-		" \"C\": 0, \"D\": 0, \"E\": 0}, \"df\": 4}], \"drops\": 2},"
+		" \"C\": 0, \"D\": 0, \"E\": 0}, \"df\": 4}], \"drops\": 2,"
+		" \"drop_reasons\": {\"ambiguous_margin\": 2}},"
 		"\"exploration.navigate/relative\": {\"total\": 0, \"pending\": 0,"
 		" \"approved\": 0, \"rejected\": 0, \"edited\": 0, \"superseded\": 0,"
 		" \"dropped\": 0, \"conflict\": 0, \"acceptance\": null, \"mean_z\": null, \"z_n\": 0,"
-		" \"letters\": [], \"drops\": 1},"
+		" \"letters\": [], \"drops\": 1, \"drop_reasons\": {\"no_path\": 1}},"
 		"\"intention.head_turn/approx\": {\"total\": 2, \"pending\": 1,"
 		" \"approved\": 1, \"rejected\": 0, \"edited\": 0, \"superseded\": 0,"
 		" \"dropped\": 0, \"conflict\": 0, \"acceptance\": 1, \"mean_z\": 1, \"z_n\": 2,"
 		" \"letters\": [{\"options\": 5, \"n\": 2, \"counts\": {\"A\": 1, \"B\": 1,"
-		" \"C\": 0, \"D\": 0, \"E\": 0}, \"df\": 4}], \"drops\": 0},"
+		" \"C\": 0, \"D\": 0, \"E\": 0}, \"df\": 4}], \"drops\": 0,"
+		" \"drop_reasons\": {}},"
 		"\"intention.head_turn/relative\": {\"total\": 1, \"pending\": 0,"
 		" \"approved\": 0, \"rejected\": 1, \"edited\": 0, \"superseded\": 0,"
 		" \"dropped\": 0, \"conflict\": 0, \"acceptance\": 0, \"mean_z\": null, \"z_n\": 0,"
-		" \"letters\": [], \"drops\": 0}"
+		" \"letters\": [], \"drops\": 0, \"drop_reasons\": {}}"
 		"}";
 	cJSON *stats = NULL, *groups, *want, *g, *l, *bs;
 	int64_t n = 0;
