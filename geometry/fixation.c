@@ -273,83 +273,44 @@ static void refill(struct limits *lb, size_t i)
 static const float zero_origin[3] = { 0, 0, 0 };
 
 /*
- * The detector. One pass, in two alternating inner loops: over fast
- * pairs until a slow one starts a run, then over the run's slow pairs
- * until a fast one ends it. The run's sums of directions and origins
- * (both in double, in sample order, as emit() and take() expect) stay in
- * registers for the whole run; nothing else happens per sample. The
- * limit on the squared chord is recomputed only when dt changes.
+ * Sets up lb over the times of in for the threshold of p, with the widest
+ * limits kernel this CPU runs, and nothing computed yet.
  */
-int fixation_detect(const struct fixation_input *in,
-		    const struct fixation_params *p, struct fixation *out,
-		    size_t cap, size_t *nout)
+static void limits_init(struct limits *lb, const struct fixation_input *in,
+			const struct fixation_params *p)
 {
-	struct fixation_params defaults;
-	struct sink s;
-	struct cand run, pend;
-	struct limits lb;
-	bool have = false;
-	const char *tp, *dp, *op;
-	size_t ts, ds, os, n, i, a;
-	double merge_c2;
-	int64_t prev_t, t = 0;
-	float px, py, pz, x = 0, y = 0, z = 0, lim = 0;
-	int rc = 0;
-
-	if (!in || !nout || (!out && cap > 0) || (in->n > 0 && (!in->t_ns ||
-						       !in->d)))
-		return ENG_EINVAL;
-	*nout = 0;
-	if (!p) {
-		fixation_params_init(&defaults);
-		p = &defaults;
-	}
-	if (!params_ok(p))
-		return ENG_EINVAL;
-	s.p = p;
-	s.in = in;
-	s.out = out;
-	s.cap = cap;
-	s.n = 0;
-	s.full = false;
-	if (in->n < 2)
-		goto out;
-	merge_c2 = chord2(p->merge_angle_deg * (M_PI / 180.0));
-	memset(&run, 0, sizeof(run));
-	n = in->n;
-	tp = (const char *)in->t_ns;
-	ts = in->t_stride;
-	dp = (const char *)in->d;
-	ds = in->d_stride;
-	op = in->o ? (const char *)in->o : (const char *)zero_origin;
-	os = in->o ? in->o_stride : 0;
-	lb.tp = tp;
-	lb.ts = ts;
-	lb.n = n;
-	lb.w = p->max_velocity_dps * POSE_DEG2RAD * 1e-9; /* rad per ns */
-	lb.kernel = limits_sse2;
+	lb->tp = (const char *)in->t_ns;
+	lb->ts = in->t_stride;
+	lb->n = in->n;
+	lb->w = p->max_velocity_dps * POSE_DEG2RAD * 1e-9; /* rad per ns */
+	lb->kernel = limits_sse2;
 #if FIX_AVX2
 	if (__builtin_cpu_supports("avx2"))
-		lb.kernel = limits_avx2;
+		lb->kernel = limits_avx2;
 #endif
-	lb.last_dt = 0;
-	lb.last_lim = 0;
-	lb.base = 0;
-	memcpy(&prev_t, tp, sizeof(prev_t));
-	px = ((const float *)(const void *)dp)[0];
-	py = ((const float *)(const void *)dp)[1];
-	pz = ((const float *)(const void *)dp)[2];
-	i = 1;
-	refill(&lb, 1);
-	for (;;) {
-		double sx, sy, sz, ox, oy, oz;
-		const float *o;
-		size_t count;
+	lb->last_dt = 0;
+	lb->last_lim = 0;
+	lb->base = 0;
+}
+
+/* An empty output array of cap entries at out, for the samples of in. */
+static void sink_init(struct sink *s, const struct fixation_params *p,
+		      const struct fixation_input *in, struct fixation *out,
+		      size_t cap)
+{
+	s->p = p;
+	s->in = in;
+	s->out = out;
+	s->cap = cap;
+	s->n = 0;
+	s->full = false;
+}
 
 /*
  * Reads sample i into t, x, y, z (stopping with ENG_EINVAL when its time
  * does not increase) and tells whether the pair (i - 1, i) is slow: its
- * squared chord below the limit for its dt.
+ * squared chord below the limit for its dt. A macro over the locals of
+ * detect_runs(), so that they stay in registers.
  */
 #define FIX_READ(on_error)                                                    \
 	do {                                                                  \
@@ -374,11 +335,56 @@ int fixation_detect(const struct fixation_input *in,
 		slow = ex_ * ex_ + ey_ * ey_ + ez_ * ez_ < lim;               \
 	} while (0)
 
+/*
+ * The detector's pass over in->n >= 2 samples, in two alternating inner
+ * loops: over fast pairs until a slow one starts a run, then over the
+ * run's slow pairs until a fast one ends it. The run's sums of directions
+ * and origins (both in double, in sample order, as emit() and take()
+ * expect) stay in registers for the whole run; nothing else happens per
+ * sample. The limit on the squared chord is recomputed only when dt
+ * changes. Each run goes to take() with *pend and *have, the candidate
+ * still pending at the end is left there. Returns 0 or ENG_EINVAL (times
+ * that do not increase). Always inlined into fixation_detect(), the hot
+ * loop as it was before the split.
+ */
+FIX_INLINE int detect_runs(struct sink *s, const struct fixation_input *in,
+			   const struct fixation_params *p, struct cand *pend,
+			   bool *have)
+{
+	struct cand run;
+	struct limits lb;
+	const char *tp, *dp, *op;
+	size_t ts, ds, os, n, i, a;
+	double merge_c2;
+	int64_t prev_t, t = 0;
+	float px, py, pz, x = 0, y = 0, z = 0, lim = 0;
+	int rc = 0;
+
+	merge_c2 = chord2(p->merge_angle_deg * (M_PI / 180.0));
+	memset(&run, 0, sizeof(run));
+	n = in->n;
+	tp = (const char *)in->t_ns;
+	ts = in->t_stride;
+	dp = (const char *)in->d;
+	ds = in->d_stride;
+	op = in->o ? (const char *)in->o : (const char *)zero_origin;
+	os = in->o ? in->o_stride : 0;
+	limits_init(&lb, in, p);
+	memcpy(&prev_t, tp, sizeof(prev_t));
+	px = ((const float *)(const void *)dp)[0];
+	py = ((const float *)(const void *)dp)[1];
+	pz = ((const float *)(const void *)dp)[2];
+	i = 1;
+	refill(&lb, 1);
+	for (;;) {
+		double sx, sy, sz, ox, oy, oz;
+		const float *o;
+		size_t count;
 		bool slow = false;
 
 		/* fast pairs, up to the first slow one */
 		for (; i < n; i++) {
-			FIX_READ(goto done);
+			FIX_READ(return rc);
 			if (slow)
 				break;
 			prev_t = t;
@@ -387,7 +393,7 @@ int fixation_detect(const struct fixation_input *in,
 			pz = z;
 		}
 		if (i >= n)
-			goto done;
+			return rc;
 		/* a run from sample a = i - 1: its first pair is (a, i) */
 		a = i - 1;
 		o = (const float *)(const void *)(op + a * os);
@@ -428,18 +434,48 @@ run_end:
 		run.so[0] = ox;
 		run.so[1] = oy;
 		run.so[2] = oz;
-		take(&s, &pend, &have, &run, merge_c2);
+		take(s, pend, have, &run, merge_c2);
 		if (i >= n || rc)
-			goto done;
+			return rc;
 		/* the fast pair (i - 1, i): go on from sample i */
 		prev_t = t;
 		px = x;
 		py = y;
 		pz = z;
 		i++;
-#undef FIX_READ
 	}
-done:
+}
+
+#undef FIX_READ
+
+/*
+ * The detector: checks the arguments, runs detect_runs() over the samples
+ * and emits the candidate still pending at the end.
+ */
+int fixation_detect(const struct fixation_input *in,
+		    const struct fixation_params *p, struct fixation *out,
+		    size_t cap, size_t *nout)
+{
+	struct fixation_params defaults;
+	struct sink s;
+	struct cand pend;
+	bool have = false;
+	int rc = 0;
+
+	if (!in || !nout || (!out && cap > 0) || (in->n > 0 && (!in->t_ns ||
+						       !in->d)))
+		return ENG_EINVAL;
+	*nout = 0;
+	if (!p) {
+		fixation_params_init(&defaults);
+		p = &defaults;
+	}
+	if (!params_ok(p))
+		return ENG_EINVAL;
+	sink_init(&s, p, in, out, cap);
+	if (in->n < 2)
+		goto out;
+	rc = detect_runs(&s, in, p, &pend, &have);
 	if (have)
 		emit(&s, &pend);
 out:
