@@ -376,32 +376,45 @@ static long pick_look_target(struct sim *m, double lo, double hi, double ref_yaw
 	return cand[synth__rng_below(m->rng, n)];
 }
 
-/*
- * Walks to cell (gx, gy): turns toward the route, then follows it with a
- * speed profile that slows at corners and stops at the end, the head
- * looking ahead along the route (sometimes glancing at something aside).
- * During the last 1.5 m the wearer attends to object `attn`; over the last
- * 0.8 m the head turns toward face_p (when not NULL).
- */
-static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_p)
-{
-	size_t n = 0, nwp = 0, i;
-	double cost, len = 0, sd = 0, want_yaw = m->yaw, glance_at = -1, glance_end = -1;
-	long glance = -1;
-	int sx, sy, rc, turn;
-	int64_t t_glance = 0, t_attn = -1;
+/* A walk along the route in m->wp, while walk_to() steps it frame by frame. */
+struct walk {
+	size_t nwp;           /* waypoints in m->wp */
+	double len;           /* length of the route, m */
+	double sd;            /* distance walked so far, m */
+	double want_yaw;      /* heading the head turns toward */
+	double glance_at;     /* distance at which to glance aside, -1: no glance */
+	double glance_end;    /* distance at which the glance ends, -1: none (left) */
+	long glance;          /* object glanced at now, -1: none */
+	int64_t t_glance;     /* when that glance began */
+	long attn;            /* object attended to over the last 1.5 m, -1: none */
+	int64_t t_attn;       /* when that began, -1: not yet */
+	const double *face_p; /* point to face over the last 0.8 m, or NULL */
+};
 
-	if (cell_of(m, m->x, m->y, &sx, &sy))
-		return err_set(ENG_ENOTFOUND, "synth: wearer outside the room");
-	if (sx == gx && sy == gy)
-		return 0;
+/* Length of leg k (from waypoint k - 1 to k) of the route in m->wp. */
+static double leg_len(const struct sim *m, size_t k)
+{
+	return hypot(m->wp[2 * k] - m->wp[2 * k - 2], m->wp[2 * k + 1] - m->wp[2 * k - 1]);
+}
+
+/*
+ * Plans the route from cell (sx, sy) to (gx, gy): A* over the grid, then
+ * the cell path string-pulled into straight legs through free cells,
+ * as waypoints in m->wp from the wearer's position; their number and the
+ * route's length go to w.
+ */
+static int plan_route(struct sim *m, int sx, int sy, int gx, int gy, struct walk *w)
+{
+	size_t n = 0, nwp, i;
+	double cost;
+	int rc;
+
 	rc = astar_search(m->ws, sx, sy, gx, gy, &cost);
 	if (!rc)
 		rc = astar_path(m->ws, m->path, m->path_cap, &n);
 	if (rc)
 		return err_set(ENG_ENOTFOUND, "synth: %s: no route from cell (%d, %d) to (%d, %d)",
 			       m->sc->name, sx, sy, gx, gy);
-	/* String-pull the cell path into straight legs through free cells. */
 	m->wp[0] = m->x;
 	m->wp[1] = m->y;
 	nwp = 1;
@@ -418,106 +431,178 @@ static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_
 		nwp++;
 		i = j;
 	}
+	w->nwp = nwp;
+	w->len = 0;
 	for (i = 1; i < nwp; i++)
-		len += hypot(m->wp[2 * i] - m->wp[2 * i - 2], m->wp[2 * i + 1] - m->wp[2 * i - 1]);
+		w->len += leg_len(m, i);
+	return 0;
+}
 
-	/* Turn toward the first leg before setting off. */
+/* Turns toward the first leg before setting off (at most 4 s). */
+static void turn_to_route(struct sim *m, struct walk *w)
+{
+	int turn;
+
 	for (turn = 0; turn < 4 * SYNTH_TRAJ_HZ && !m->done; turn++) {
-		want_yaw = atan2(m->wp[3] - m->y, m->wp[2] - m->x);
-		if (fabs(wrap(want_yaw - m->yaw)) < 75 * DEG)
+		w->want_yaw = atan2(m->wp[3] - m->y, m->wp[2] - m->x);
+		if (fabs(wrap(w->want_yaw - m->yaw)) < 75 * DEG)
 			break;
-		tick(m, want_yaw, WALK_PITCH);
+		tick(m, w->want_yaw, WALK_PITCH);
 	}
-	if (len > 2.0 && synth__rng_range(m->rng, 0, 1) < 0.4) {
-		glance_at = synth__rng_range(m->rng, 0.2, 0.5) * len;
-		glance_end = glance_at + synth__rng_range(m->rng, 0.6, 1.0) * WALK_VMAX;
+}
+
+/* On a route over 2 m, 40% of the time: where a glance aside begins and ends. */
+static void plan_glance(struct sim *m, struct walk *w)
+{
+	if (w->len > 2.0 && synth__rng_range(m->rng, 0, 1) < 0.4) {
+		w->glance_at = synth__rng_range(m->rng, 0.2, 0.5) * w->len;
+		w->glance_end = w->glance_at + synth__rng_range(m->rng, 0.6, 1.0) * WALK_VMAX;
 	}
-	while (sd < len && !m->done) {
-		double acc = 0, d_corner = 1e9, vlim, la, want_pitch = WALK_PITCH;
-		double px = m->x, py = m->y, lx = m->x, ly = m->y;
-		size_t k;
+}
 
-		/* Distance to the next corner and the end. */
-		for (k = 1; k < nwp; k++) {
-			double l = hypot(m->wp[2 * k] - m->wp[2 * k - 2],
-					 m->wp[2 * k + 1] - m->wp[2 * k - 1]);
+/*
+ * The speed for this frame, slowing for the next corner, the end of the
+ * route and a sharp turn of the head, and the distance walked with it.
+ */
+static void walk_speed(struct sim *m, struct walk *w)
+{
+	double acc = 0, d_corner = 1e9, vlim;
+	size_t k;
 
-			if (acc + l > sd) {
-				if (k + 1 < nwp)
-					d_corner = acc + l - sd;
-				break;
-			}
-			acc += l;
+	/* Distance to the next corner and the end. */
+	for (k = 1; k < w->nwp; k++) {
+		double l = leg_len(m, k);
+
+		if (acc + l > w->sd) {
+			if (k + 1 < w->nwp)
+				d_corner = acc + l - w->sd;
+			break;
 		}
-		vlim = fmin(WALK_VMAX, sqrt(WALK_VCORNER * WALK_VCORNER + 2 * WALK_ACC * d_corner));
-		vlim = fmin(vlim, sqrt(2 * WALK_ACC * (len - sd)) + 0.08);
-		if (fabs(wrap(want_yaw - m->yaw)) > 60 * DEG)
-			vlim = fmin(vlim, 0.35);
-		m->v = fmin(m->v + WALK_ACC * DT, vlim);
-		sd = fmin(len, sd + m->v * DT);
-		/* Position and look-ahead point on the polyline. */
-		for (k = 0; k < 2; k++) {
-			double target = k == 0 ? sd : fmin(len, sd + 0.9), a2 = 0;
-			size_t q;
-			double ox = m->wp[2 * (nwp - 1)], oy = m->wp[2 * (nwp - 1) + 1];
-
-			for (q = 1; q < nwp; q++) {
-				double x0 = m->wp[2 * q - 2], y0 = m->wp[2 * q - 1];
-				double l = hypot(m->wp[2 * q] - x0, m->wp[2 * q + 1] - y0);
-
-				if (a2 + l >= target && l > 0) {
-					double u = (target - a2) / l;
-
-					ox = x0 + (m->wp[2 * q] - x0) * u;
-					oy = y0 + (m->wp[2 * q + 1] - y0) * u;
-					break;
-				}
-				a2 += l;
-			}
-			if (k == 0) {
-				px = ox;
-				py = oy;
-			} else {
-				lx = ox;
-				ly = oy;
-			}
-		}
-		if (sd >= len) {
-			px = m->wp[2 * (nwp - 1)];
-			py = m->wp[2 * (nwp - 1) + 1];
-		}
-		m->x = px;
-		m->y = py;
-		la = hypot(lx - px, ly - py);
-		if (la > 0.2)
-			want_yaw = atan2(ly - py, lx - px);
-		if (glance_at >= 0 && sd >= glance_at && glance < 0 && glance_end > 0) {
-			glance = pick_look_target(m, 25, 70, want_yaw);
-			t_glance = frame_ns(m->frame);
-			if (glance < 0)
-				glance_end = -1;
-		}
-		if (glance >= 0 && sd < glance_end) {
-			double p[3];
-
-			work_point(m, glance, p);
-			look_at(m, p, &want_yaw, &want_pitch);
-		} else if (glance >= 0) {
-			push_attn(m, t_glance, frame_ns(m->frame), glance);
-			glance = -1;
-			glance_end = -1;
-		}
-		if (face_p && len - sd < 0.8 && glance < 0 &&
-		    hypot(face_p[0] - m->x, face_p[1] - m->y) > 0.3)
-			look_at(m, face_p, &want_yaw, &want_pitch);
-		if (attn >= 0 && t_attn < 0 && len - sd < 1.5)
-			t_attn = frame_ns(m->frame);
-		tick(m, want_yaw, want_pitch);
+		acc += l;
 	}
-	if (glance >= 0)
-		push_attn(m, t_glance, frame_ns(m->frame), glance);
-	if (t_attn >= 0)
-		push_attn(m, t_attn, frame_ns(m->frame), attn);
+	vlim = fmin(WALK_VMAX, sqrt(WALK_VCORNER * WALK_VCORNER + 2 * WALK_ACC * d_corner));
+	vlim = fmin(vlim, sqrt(2 * WALK_ACC * (w->len - w->sd)) + 0.08);
+	if (fabs(wrap(w->want_yaw - m->yaw)) > 60 * DEG)
+		vlim = fmin(vlim, 0.35);
+	m->v = fmin(m->v + WALK_ACC * DT, vlim);
+	w->sd = fmin(w->len, w->sd + m->v * DT);
+}
+
+/* The point `target` metres along the route (its end past the end). */
+static void route_point(const struct sim *m, const struct walk *w, double target, double *x,
+			double *y)
+{
+	double ox = m->wp[2 * (w->nwp - 1)], oy = m->wp[2 * (w->nwp - 1) + 1], a2 = 0;
+	size_t q;
+
+	for (q = 1; q < w->nwp; q++) {
+		double x0 = m->wp[2 * q - 2], y0 = m->wp[2 * q - 1];
+		double l = leg_len(m, q);
+
+		if (a2 + l >= target && l > 0) {
+			double u = (target - a2) / l;
+
+			ox = x0 + (m->wp[2 * q] - x0) * u;
+			oy = y0 + (m->wp[2 * q + 1] - y0) * u;
+			break;
+		}
+		a2 += l;
+	}
+	*x = ox;
+	*y = oy;
+}
+
+/*
+ * Moves the wearer to the distance walked, the head's heading toward the
+ * point 0.9 m further on (when that is over 0.2 m away).
+ */
+static void walk_move(struct sim *m, struct walk *w)
+{
+	double px, py, lx, ly;
+
+	route_point(m, w, w->sd, &px, &py);
+	route_point(m, w, fmin(w->len, w->sd + 0.9), &lx, &ly);
+	if (w->sd >= w->len) {
+		px = m->wp[2 * (w->nwp - 1)];
+		py = m->wp[2 * (w->nwp - 1) + 1];
+	}
+	m->x = px;
+	m->y = py;
+	if (hypot(lx - px, ly - py) > 0.2)
+		w->want_yaw = atan2(ly - py, lx - px);
+}
+
+/*
+ * Where the head looks this frame, over the heading ahead: a glance at
+ * something aside while one lasts (attended to when it ends), face_p near
+ * the end; and when attention to w->attn begins.
+ */
+static void walk_head(struct sim *m, struct walk *w, double *want_pitch)
+{
+	if (w->glance_at >= 0 && w->sd >= w->glance_at && w->glance < 0 && w->glance_end > 0) {
+		w->glance = pick_look_target(m, 25, 70, w->want_yaw);
+		w->t_glance = frame_ns(m->frame);
+		if (w->glance < 0)
+			w->glance_end = -1;
+	}
+	if (w->glance >= 0 && w->sd < w->glance_end) {
+		double p[3];
+
+		work_point(m, w->glance, p);
+		look_at(m, p, &w->want_yaw, want_pitch);
+	} else if (w->glance >= 0) {
+		push_attn(m, w->t_glance, frame_ns(m->frame), w->glance);
+		w->glance = -1;
+		w->glance_end = -1;
+	}
+	if (w->face_p && w->len - w->sd < 0.8 && w->glance < 0 &&
+	    hypot(w->face_p[0] - m->x, w->face_p[1] - m->y) > 0.3)
+		look_at(m, w->face_p, &w->want_yaw, want_pitch);
+	if (w->attn >= 0 && w->t_attn < 0 && w->len - w->sd < 1.5)
+		w->t_attn = frame_ns(m->frame);
+}
+
+/*
+ * Walks to cell (gx, gy): turns toward the route, then follows it with a
+ * speed profile that slows at corners and stops at the end, the head
+ * looking ahead along the route (sometimes glancing at something aside).
+ * During the last 1.5 m the wearer attends to object `attn`; over the last
+ * 0.8 m the head turns toward face_p (when not NULL).
+ */
+static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_p)
+{
+	struct walk w;
+	int sx, sy, rc;
+
+	if (cell_of(m, m->x, m->y, &sx, &sy))
+		return err_set(ENG_ENOTFOUND, "synth: wearer outside the room");
+	if (sx == gx && sy == gy)
+		return 0;
+	memset(&w, 0, sizeof(w));
+	w.want_yaw = m->yaw;
+	w.glance_at = -1;
+	w.glance_end = -1;
+	w.glance = -1;
+	w.attn = attn;
+	w.t_attn = -1;
+	w.face_p = face_p;
+	rc = plan_route(m, sx, sy, gx, gy, &w);
+	if (rc)
+		return rc;
+	turn_to_route(m, &w);
+	plan_glance(m, &w);
+	while (w.sd < w.len && !m->done) {
+		double want_pitch = WALK_PITCH;
+
+		walk_speed(m, &w);
+		walk_move(m, &w);
+		walk_head(m, &w, &want_pitch);
+		tick(m, w.want_yaw, want_pitch);
+	}
+	if (w.glance >= 0)
+		push_attn(m, w.t_glance, frame_ns(m->frame), w.glance);
+	if (w.t_attn >= 0)
+		push_attn(m, w.t_attn, frame_ns(m->frame), attn);
 	m->v = 0;
 	return 0;
 }
