@@ -769,18 +769,135 @@ bool recording__detect_native(const char *path)
 	return recording__is_file(path, "recording.json");
 }
 
+/* The keys of recording.json's streams object, by stream. */
+static const char *const stream_keys[S_COUNT] = { "trajectory", "gaze", "objects",
+						  "object_poses", "actions" };
+
+/*
+ * Checks the top of recording.json (root, read from file): its format,
+ * its id (to *id, pointing into root) and its up axis.
+ */
+static int read_header(const cJSON *root, const char *file, const char **id)
+{
+	const char *fmt = NULL;
+	char ctx[1100];
+	double u[3];
+	int rc;
+
+	snprintf(ctx, sizeof(ctx), "%s:", file);
+	rc = jsonfile_str(root, "format", true, ctx, &fmt);
+	if (!rc && strcmp(fmt, NATIVE_FORMAT))
+		rc = err_set(ENG_EPARSE, "%s: format: '%.64s' is not \"%s\"", file, fmt, NATIVE_FORMAT);
+	rc = rc ? rc : jsonfile_str(root, "id", true, ctx, id);
+	if (rc)
+		return rc;
+	if (!**id || strlen(*id) > 200)
+		return err_set(ENG_EPARSE, "%s: id: must have 1 to 200 characters", file);
+	rc = jsonfile_vec(root, "up", 3, true, ctx, u);
+	if (rc)
+		return rc;
+	if (u[0] != 0 || u[1] != 0 || u[2] != 1)
+		return err_set(ENG_EINVAL, "%s: up: must be [0,0,1] (the world is +Z up)", file);
+	return 0;
+}
+
+/*
+ * The file of each stream that recording.json (root, read from file)
+ * lists, into name[] (pointing into root, NULL for a stream not there):
+ * no unknown stream, a trajectory, relative paths, object poses only
+ * with objects.
+ */
+static int read_stream_names(const cJSON *root, const char *file, const char *name[S_COUNT])
+{
+	const cJSON *streams, *it;
+	char ctx[1100];
+	int rc, k;
+
+	streams = cJSON_GetObjectItemCaseSensitive(root, "streams");
+	if (!cJSON_IsObject(streams))
+		return err_set(ENG_EPARSE, "%s: streams: missing or not an object", file);
+	snprintf(ctx, sizeof(ctx), "%s: streams", file);
+	cJSON_ArrayForEach(it, streams) {
+		for (k = 0; k < S_COUNT; k++)
+			if (it->string && !strcmp(it->string, stream_keys[k]))
+				break;
+		if (k == S_COUNT)
+			return err_set(ENG_EPARSE, "%s.%.64s: unknown stream", ctx,
+				       it->string ? it->string : "");
+	}
+	for (k = 0; k < S_COUNT; k++) {
+		rc = jsonfile_str(streams, stream_keys[k], k == S_TRAJ, ctx, &name[k]);
+		if (!rc && name[k])
+			rc = check_rel_path(ctx, stream_keys[k], name[k]);
+		if (rc)
+			return rc;
+	}
+	if (name[S_POSES] && !name[S_OBJECTS])
+		return err_set(ENG_EPARSE, "%s.object_poses: needs an objects stream", ctx);
+	return 0;
+}
+
+/*
+ * Reads each stream of name[] (files under path) into rec, in stream
+ * order; objects without an object_poses stream get their rest poses.
+ */
+static int read_streams(const char *path, struct recording *rec, const char *const name[S_COUNT])
+{
+	char *p;
+	int rc, k;
+
+	for (k = 0; k < S_COUNT; k++) {
+		if (!name[k])
+			continue;
+		p = recording__path(path, name[k]);
+		if (!p)
+			return ENG_ENOMEM;
+		switch (k) {
+		case S_TRAJ: rc = read_trajectory(p, rec); break;
+		case S_GAZE: rc = read_gaze(p, rec); break;
+		case S_OBJECTS: rc = recording__read_objects(p, rec); break;
+		case S_POSES: rc = recording__read_object_poses(p, rec); break;
+		default: rc = read_actions(p, rec); break;
+		}
+		free(p);
+		if (rc)
+			return rc;
+		if (k == S_OBJECTS && !name[S_POSES]) {
+			rc = recording__read_object_poses(NULL, rec);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Points rec's info_*.file at copies of the stream files, owned by rec. */
+static int set_stream_files(struct recording *rec, const char *const name[S_COUNT])
+{
+	struct rec_stream_info *si[4] = { &rec->info_traj, &rec->info_gaze, &rec->info_objects,
+					  &rec->info_actions };
+	int src[4] = { S_TRAJ, S_GAZE, name[S_POSES] ? S_POSES : S_OBJECTS, S_ACTIONS };
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		if (!name[src[k]])
+			continue;
+		rec->info_own[k] = strdup(name[src[k]]);
+		if (!rec->info_own[k])
+			return ENG_ENOMEM;
+		si[k]->file = rec->info_own[k];
+	}
+	return 0;
+}
+
 int recording__load_native(const char *path, struct recording *rec)
 {
-	static const char *const keys[S_COUNT] = { "trajectory", "gaze", "objects",
-						   "object_poses", "actions" };
-	char *file = NULL, *p = NULL;
+	char *file = NULL;
 	const char *name[S_COUNT] = { NULL };
 	cJSON *root = NULL;
-	const cJSON *streams, *it;
-	const char *fmt = NULL, *id = NULL;
-	char ctx[1100];
+	const char *id = NULL;
 	bool have_t0 = false;
-	int rc = 0, k;
+	int rc = 0;
 
 	file = recording__path(path, "recording.json");
 	if (!file)
@@ -792,111 +909,24 @@ int recording__load_native(const char *path, struct recording *rec)
 		rc = err_set(ENG_EPARSE, "%s: expected a JSON object", file);
 		goto out;
 	}
-	snprintf(ctx, sizeof(ctx), "%s:", file);
-	rc = jsonfile_str(root, "format", true, ctx, &fmt);
-	if (!rc && strcmp(fmt, NATIVE_FORMAT))
-		rc = err_set(ENG_EPARSE, "%s: format: '%.64s' is not \"%s\"", file, fmt, NATIVE_FORMAT);
-	rc = rc ? rc : jsonfile_str(root, "id", true, ctx, &id);
-	if (rc)
-		goto out;
-	if (!*id || strlen(id) > 200) {
-		rc = err_set(ENG_EPARSE, "%s: id: must have 1 to 200 characters", file);
-		goto out;
-	}
-	{
-		double u[3];
-
-		rc = jsonfile_vec(root, "up", 3, true, ctx, u);
-		if (rc)
-			goto out;
-		if (u[0] != 0 || u[1] != 0 || u[2] != 1) {
-			rc = err_set(ENG_EINVAL, "%s: up: must be [0,0,1] (the world is +Z up)", file);
-			goto out;
-		}
-	}
-	rc = read_camera(root, file, &rec->camera);
+	rc = read_header(root, file, &id);
+	rc = rc ? rc : read_camera(root, file, &rec->camera);
 	rc = rc ? rc : read_video(root, file, &rec->video, &have_t0);
+	rc = rc ? rc : read_stream_names(root, file, name);
 	if (rc)
 		goto out;
-	streams = cJSON_GetObjectItemCaseSensitive(root, "streams");
-	if (!cJSON_IsObject(streams)) {
-		rc = err_set(ENG_EPARSE, "%s: streams: missing or not an object", file);
-		goto out;
-	}
-	snprintf(ctx, sizeof(ctx), "%s: streams", file);
-	cJSON_ArrayForEach(it, streams) {
-		for (k = 0; k < S_COUNT; k++)
-			if (it->string && !strcmp(it->string, keys[k]))
-				break;
-		if (k == S_COUNT) {
-			rc = err_set(ENG_EPARSE, "%s.%.64s: unknown stream", ctx,
-				     it->string ? it->string : "");
-			goto out;
-		}
-	}
-	for (k = 0; k < S_COUNT; k++) {
-		rc = jsonfile_str(streams, keys[k], k == S_TRAJ, ctx, &name[k]);
-		if (!rc && name[k])
-			rc = check_rel_path(ctx, keys[k], name[k]);
-		if (rc)
-			goto out;
-	}
-	if (name[S_POSES] && !name[S_OBJECTS]) {
-		rc = err_set(ENG_EPARSE, "%s.object_poses: needs an objects stream", ctx);
-		goto out;
-	}
 	rec->id = strdup(id);
 	if (!rec->id) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-
-	for (k = 0; k < S_COUNT; k++) {
-		if (!name[k])
-			continue;
-		p = recording__path(path, name[k]);
-		if (!p) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
-		switch (k) {
-		case S_TRAJ: rc = read_trajectory(p, rec); break;
-		case S_GAZE: rc = read_gaze(p, rec); break;
-		case S_OBJECTS: rc = recording__read_objects(p, rec); break;
-		case S_POSES: rc = recording__read_object_poses(p, rec); break;
-		default: rc = read_actions(p, rec); break;
-		}
-		free(p);
-		p = NULL;
-		if (rc)
-			goto out;
-		if (k == S_OBJECTS && !name[S_POSES]) {
-			rc = recording__read_object_poses(NULL, rec);
-			if (rc)
-				goto out;
-		}
-	}
-	/* info_*.file point at copies owned by rec */
-	{
-		struct rec_stream_info *si[4] = { &rec->info_traj, &rec->info_gaze,
-						  &rec->info_objects, &rec->info_actions };
-		int src[4] = { S_TRAJ, S_GAZE, name[S_POSES] ? S_POSES : S_OBJECTS, S_ACTIONS };
-
-		for (k = 0; k < 4; k++) {
-			if (!name[src[k]])
-				continue;
-			rec->info_own[k] = strdup(name[src[k]]);
-			if (!rec->info_own[k]) {
-				rc = ENG_ENOMEM;
-				goto out;
-			}
-			si[k]->file = rec->info_own[k];
-		}
-	}
+	rc = read_streams(path, rec, name);
+	rc = rc ? rc : set_stream_files(rec, name);
+	if (rc)
+		goto out;
 	if (rec->video.path && !have_t0)
 		rec->video.t0_ns = rec->traj[0].t_ns;
 out:
-	free(p);
 	free(file);
 	cJSON_Delete(root);
 	return rc;
