@@ -16,9 +16,8 @@
 
 #if defined(__GNUC__)
 /* ~2.5 KB ahead: +20-100% once the samples are out of cache */
-#define FIX_PREFETCH_AT(i)                                                 \
-	__builtin_prefetch(dp + ((i) + FIX_PREFETCH < n ? (i) + FIX_PREFETCH  \
-							  : (i)) * ds)
+#define FIX_PREFETCH_AT(i) \
+	__builtin_prefetch(dp + ((i) + FIX_PREFETCH < n ? (i) + FIX_PREFETCH : (i)) * ds)
 #else
 #define FIX_PREFETCH_AT(i) ((void)0)
 #endif
@@ -50,8 +49,10 @@ static inline double chord2(double rad)
 	if (x < 0.25) {
 		/* sin x, Taylor to x^9: relative error below 1e-13 */
 		x2 = x * x;
+		/* clang-format off */
 		s = x * (1 - x2 * (1.0 / 6) * (1 - x2 * (1.0 / 20) *
 			(1 - x2 * (1.0 / 42) * (1 - x2 * (1.0 / 72)))));
+		/* clang-format on */
 	} else {
 		s = sin(x);
 	}
@@ -79,8 +80,10 @@ FIX_INLINE void limits_body(const double *rad, float *lim)
 
 	for (k = 0; k < FIX_BLOCK; k++) {
 		double x = 0.5 * rad[k], x2 = x * x;
+		/* clang-format off */
 		double s = x * (1 - x2 * (1.0 / 6) * (1 - x2 * (1.0 / 20) *
 			(1 - x2 * (1.0 / 42) * (1 - x2 * (1.0 / 72)))));
+		/* clang-format on */
 
 		lim[k] = (float)(4.0 * s * s);
 	}
@@ -106,10 +109,10 @@ __attribute__((target("avx2"))) static void limits_avx2(const double *rad, float
 
 /* A candidate or pending fixation while streaming. */
 struct cand {
-	size_t a, b;     /* first and last sample */
-	size_t count;    /* samples summed */
-	double sd[3];    /* sum of directions */
-	double so[3];    /* sum of origins */
+	size_t a, b;  /* first and last sample */
+	size_t count; /* samples summed */
+	double sd[3]; /* sum of directions */
+	double so[3]; /* sum of origins */
 };
 
 /* Writer state for the output array. */
@@ -123,8 +126,7 @@ struct sink {
 
 static int64_t time_at(const struct fixation_input *in, size_t i)
 {
-	return *(const int64_t *)(const void *)((const char *)in->t_ns +
-						 i * in->t_stride);
+	return *(const int64_t *)(const void *)((const char *)in->t_ns + i * in->t_stride);
 }
 
 /* b - a for b >= a, without signed overflow. */
@@ -135,8 +137,7 @@ static uint64_t span(int64_t a, int64_t b)
 
 static void mean_dir(const struct cand *c, double m[3])
 {
-	double len = sqrt(c->sd[0] * c->sd[0] + c->sd[1] * c->sd[1] +
-			  c->sd[2] * c->sd[2]);
+	double len = sqrt(c->sd[0] * c->sd[0] + c->sd[1] * c->sd[1] + c->sd[2] * c->sd[2]);
 	int k;
 
 	for (k = 0; k < 3; k++)
@@ -187,8 +188,8 @@ static void emit(struct sink *s, const struct cand *c)
 }
 
 /* Merges the new candidate c into *pend or flushes *pend and keeps c. */
-static void take(struct sink *s, struct cand *pend, bool *have,
-		 const struct cand *c, double merge_c2)
+static void take(struct sink *s, struct cand *pend, bool *have, const struct cand *c,
+		 double merge_c2)
 {
 	if (*have) {
 		uint64_t gap = span(time_at(s->in, pend->b), time_at(s->in, c->a));
@@ -216,9 +217,8 @@ static void take(struct sink *s, struct cand *pend, bool *have,
 
 static bool params_ok(const struct fixation_params *p)
 {
-	return isfinite(p->max_velocity_dps) && p->max_velocity_dps > 0 &&
-	       p->merge_gap_ns >= 0 && isfinite(p->merge_angle_deg) &&
-	       p->merge_angle_deg >= 0 && p->min_duration_ns >= 0 &&
+	return isfinite(p->max_velocity_dps) && p->max_velocity_dps > 0 && p->merge_gap_ns >= 0 &&
+	       isfinite(p->merge_angle_deg) && p->merge_angle_deg >= 0 && p->min_duration_ns >= 0 &&
 	       (!p->bvh || p->hit_range_m >= 0);
 }
 
@@ -229,13 +229,13 @@ static bool params_ok(const struct fixation_params *p)
  * chord2() per call.
  */
 struct limits {
-	const char *tp;       /* times */
-	size_t ts, n;         /* their stride and count */
-	double w;             /* threshold, rad per ns */
+	const char *tp; /* times */
+	size_t ts, n;   /* their stride and count */
+	double w;       /* threshold, rad per ns */
 	void (*kernel)(const double *rad, float *lim);
-	uint64_t last_dt;     /* dt of the last limit computed, 0 = none */
-	float last_lim;       /* that limit */
-	size_t base;          /* first sample of the block */
+	uint64_t last_dt; /* dt of the last limit computed, 0 = none */
+	float last_lim;   /* that limit */
+	size_t base;      /* first sample of the block */
 	_Alignas(64) float lim[FIX_BLOCK];
 	_Alignas(64) double rad[FIX_BLOCK];
 };
@@ -295,8 +295,7 @@ static void limits_init(struct limits *lb, const struct fixation_input *in,
 
 /* An empty output array of cap entries at out, for the samples of in. */
 static void sink_init(struct sink *s, const struct fixation_params *p,
-		      const struct fixation_input *in, struct fixation *out,
-		      size_t cap)
+		      const struct fixation_input *in, struct fixation *out, size_t cap)
 {
 	s->p = p;
 	s->in = in;
@@ -312,6 +311,7 @@ static void sink_init(struct sink *s, const struct fixation_params *p,
  * squared chord below the limit for its dt. A macro over the locals of
  * detect_runs(), so that they stay in registers.
  */
+/* clang-format off */
 #define FIX_READ(on_error)                                                    \
 	do {                                                                  \
 		const float *d_ = (const float *)(const void *)(dp + i * ds); \
@@ -334,6 +334,7 @@ static void sink_init(struct sink *s, const struct fixation_params *p,
 		ez_ = z - pz;                                                 \
 		slow = ex_ * ex_ + ey_ * ey_ + ez_ * ez_ < lim;               \
 	} while (0)
+/* clang-format on */
 
 /*
  * The detector's pass over in->n >= 2 samples, in two alternating inner
@@ -348,8 +349,7 @@ static void sink_init(struct sink *s, const struct fixation_params *p,
  * loop as it was before the split.
  */
 FIX_INLINE int detect_runs(struct sink *s, const struct fixation_input *in,
-			   const struct fixation_params *p, struct cand *pend,
-			   bool *have)
+			   const struct fixation_params *p, struct cand *pend, bool *have)
 {
 	struct cand run;
 	struct limits lb;
@@ -452,9 +452,8 @@ run_end:
  * The detector: checks the arguments, runs detect_runs() over the samples
  * and emits the candidate still pending at the end.
  */
-int fixation_detect(const struct fixation_input *in,
-		    const struct fixation_params *p, struct fixation *out,
-		    size_t cap, size_t *nout)
+int fixation_detect(const struct fixation_input *in, const struct fixation_params *p,
+		    struct fixation *out, size_t cap, size_t *nout)
 {
 	struct fixation_params defaults;
 	struct sink s;
@@ -462,8 +461,7 @@ int fixation_detect(const struct fixation_input *in,
 	bool have = false;
 	int rc = 0;
 
-	if (!in || !nout || (!out && cap > 0) || (in->n > 0 && (!in->t_ns ||
-						       !in->d)))
+	if (!in || !nout || (!out && cap > 0) || (in->n > 0 && (!in->t_ns || !in->d)))
 		return ENG_EINVAL;
 	*nout = 0;
 	if (!p) {

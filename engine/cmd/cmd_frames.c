@@ -179,7 +179,8 @@ static int print_json(const char *rec_path, const struct video_info *vi, char **
 		cJSON_AddItemToObject(o, "t_ns", json_i64(shots[i].t_ns));
 		cJSON_AddNumberToObject(o, "frame", (double)shots[i].frame);
 		cJSON_AddItemToObject(o, "frame_ns", json_i64(shots[i].frame_ns));
-		cJSON_AddNumberToObject(o, "offset_ms", (double)(shots[i].frame_ns - shots[i].t_ns) / 1e6);
+		cJSON_AddNumberToObject(o, "offset_ms",
+					(double)(shots[i].frame_ns - shots[i].t_ns) / 1e6);
 		cJSON_AddNumberToObject(o, "width", shots[i].width);
 		cJSON_AddNumberToObject(o, "height", shots[i].height);
 		cJSON_AddBoolToObject(o, "outside", outside(vi, shots[i].t_ns));
@@ -218,7 +219,8 @@ static void print_text(const struct video_info *vi, char **paths, const struct v
 			*(shots[i].t_ns < vi->t_first_ns ? &before : &after) += 1;
 	}
 	if (before)
-		warning("%zu of %zu times lie before the first frame (%" PRId64 " ns): they show it",
+		warning("%zu of %zu times lie before the first frame (%" PRId64
+			" ns): they show it",
 			before, n, vi->t_first_ns);
 	if (after)
 		warning("%zu of %zu times lie after the last frame (%" PRId64 " ns): they show it",
@@ -273,7 +275,8 @@ static int frames_parse(int argc, char **argv, struct frames_opts *o)
 			errno = 0;
 			o->nclip = strtol(optarg, &end, 10);
 			if (errno || *end || o->nclip < 2 || o->nclip > 256)
-				return usage_error("--n must be an integer in 2..256, not '%s'", optarg);
+				return usage_error("--n must be an integer in 2..256, not '%s'",
+						   optarg);
 			o->tp.frames = (int)o->nclip;
 			break;
 		case 'w':
@@ -281,19 +284,23 @@ static int frames_parse(int argc, char **argv, struct frames_opts *o)
 			o->tp.window_s = strtod(optarg, &end);
 			if (errno || *end || end == optarg ||
 			    !(o->tp.window_s > 0 && o->tp.window_s <= 3600))
-				return usage_error("--window must be seconds in (0, 3600], not '%s'", optarg);
+				return usage_error(
+					"--window must be seconds in (0, 3600], not '%s'", optarg);
 			break;
 		case 'o': o->dir = optarg; break;
 		case 'W':
 			errno = 0;
 			o->width = strtol(optarg, &end, 10);
 			if (errno || *end || o->width < 16 || o->width > 16384)
-				return usage_error("--width must be an integer in 16..16384, not '%s'", optarg);
+				return usage_error(
+					"--width must be an integer in 16..16384, not '%s'",
+					optarg);
 			break;
 		case 'j': o->json = true; break;
 		case 'h': fputs(frames_usage, stdout); return CMD_OK;
 		default:
-			return usage_error("frames: unknown option or missing value '%s'", argv[optind - 1]);
+			return usage_error("frames: unknown option or missing value '%s'",
+					   argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1) {

@@ -166,7 +166,8 @@ static void print_text(const struct recording *rec, const char *path, bool with_
 	putchar('\n');
 	if (rec->ngaze)
 		printf("%-13s %zu of %zu rays hit an object box within %.0f m (%.1f%%)\n", "", hits,
-		       rec->ngaze, (double)INSPECT_GAZE_RANGE_M, 100.0 * (double)hits / (double)rec->ngaze);
+		       rec->ngaze, (double)INSPECT_GAZE_RANGE_M,
+		       100.0 * (double)hits / (double)rec->ngaze);
 	put_stream("object poses", &rec->info_objects, "samples");
 	printf("%-13s %zu (%zu static, %zu dynamic)\n", "objects", rec->nobjects, nst, ndyn);
 	put_stream("actions", &rec->info_actions, "actions");
@@ -256,7 +257,8 @@ static cJSON *json_stream(const struct rec_stream_info *si)
 
 	if (!o)
 		return NULL;
-	cJSON_AddItemToObject(o, "file", si->file ? cJSON_CreateString(si->file) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "file",
+			      si->file ? cJSON_CreateString(si->file) : cJSON_CreateNull());
 	cJSON_AddNumberToObject(o, "count", (double)si->count);
 	cJSON_AddItemToObject(o, "t_first_ns", json_i64(si->t_first));
 	cJSON_AddItemToObject(o, "t_last_ns", json_i64(si->t_last));
@@ -306,8 +308,9 @@ static cJSON *json_gaze(const struct recording *rec)
 	cJSON *o = json_stream(&rec->info_gaze);
 
 	if (o) {
-		cJSON_AddItemToObject(o, "schema", rec->gaze_schema ? cJSON_CreateString(rec->gaze_schema)
-								    : cJSON_CreateNull());
+		cJSON_AddItemToObject(o, "schema",
+				      rec->gaze_schema ? cJSON_CreateString(rec->gaze_schema)
+						       : cJSON_CreateNull());
 		cJSON_AddNumberToObject(o, "rows", (double)rec->gaze_rows);
 		cJSON_AddNumberToObject(o, "rays", (double)rec->ngaze);
 		cJSON_AddNumberToObject(o, "rays_on_object", (double)hits);
@@ -367,7 +370,8 @@ static cJSON *json_camera(const struct recording *rec)
 
 	if (o) {
 		cJSON_AddStringToObject(o, "model",
-					rec->camera.model == REC_CAM_FISHEYE ? "fisheye" : "pinhole");
+					rec->camera.model == REC_CAM_FISHEYE ? "fisheye"
+									     : "pinhole");
 		cJSON_AddNumberToObject(o, "width", rec->camera.width);
 		cJSON_AddNumberToObject(o, "height", rec->camera.height);
 		cJSON_AddNumberToObject(o, "fx", rec->camera.fx);
@@ -440,7 +444,8 @@ static int json_objects(const struct recording *rec, cJSON **out)
 		cJSON_AddStringToObject(o, "id", ob->id);
 		cJSON_AddStringToObject(o, "name", ob->name);
 		cJSON_AddStringToObject(o, "category", ob->category);
-		cJSON_AddStringToObject(o, "motion", ob->motion == REC_STATIC ? "static" : "dynamic");
+		cJSON_AddStringToObject(o, "motion",
+					ob->motion == REC_STATIC ? "static" : "dynamic");
 		cJSON_AddItemToObject(o, "center", json_vec3(b.c));
 		cJSON_AddItemToObject(o, "half_extents", json_vec3(b.h));
 		cJSON_AddItemToArray(arr, o);

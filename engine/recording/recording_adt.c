@@ -25,18 +25,18 @@
 /* A box of 3d_bounding_box.csv, then its poses from scene_objects.csv. */
 struct adt_box {
 	uint64_t uid;
-	size_t line;          /* line in 3d_bounding_box.csv */
-	vec3 c, h;            /* local centre and half-extents */
-	int has_static;       /* a row at timestamp -1 was seen */
+	size_t line;    /* line in 3d_bounding_box.csv */
+	vec3 c, h;      /* local centre and half-extents */
+	int has_static; /* a row at timestamp -1 was seen */
 	size_t static_line;
 	struct pose static_pose;
-	size_t ndyn;          /* dynamic rows */
-	size_t dyn_line;      /* line of the first dynamic row */
+	size_t ndyn;     /* dynamic rows */
+	size_t dyn_line; /* line of the first dynamic row */
 };
 
 /* One dynamic row of scene_objects.csv while sorting. */
 struct adt_row {
-	size_t box;           /* index into the box array */
+	size_t box; /* index into the box array */
 	size_t line;
 	struct pose_sample s;
 };
@@ -82,13 +82,12 @@ static const char *const adt_gaze_files[] = {
 	"mps/eye_gaze/generalized_eye_gaze.csv",
 };
 
-static int read_boxes(const char *path, struct adt_box **out, size_t *n,
-		      struct uid_index **ixo)
+static int read_boxes(const char *path, struct adt_box **out, size_t *n, struct uid_index **ixo)
 {
-	static const char *const names[7] = {
-		"object_uid", "p_local_obj_xmin[m]", "p_local_obj_xmax[m]", "p_local_obj_ymin[m]",
-		"p_local_obj_ymax[m]", "p_local_obj_zmin[m]", "p_local_obj_zmax[m]"
-	};
+	static const char *const names[7] = { "object_uid",          "p_local_obj_xmin[m]",
+					      "p_local_obj_xmax[m]", "p_local_obj_ymin[m]",
+					      "p_local_obj_ymax[m]", "p_local_obj_zmin[m]",
+					      "p_local_obj_zmax[m]" };
 	struct csv *c = NULL;
 	struct adt_box *b = NULL;
 	struct uid_index *ix = NULL;
@@ -119,7 +118,8 @@ static int read_boxes(const char *path, struct adt_box **out, size_t *n,
 			break;
 		for (k = 0; k < 3; k++) {
 			if (v[2 * k] > v[2 * k + 1]) {
-				rc = csv_err(c, ENG_EINVAL, "%s > %s", names[1 + 2 * k], names[2 + 2 * k]);
+				rc = csv_err(c, ENG_EINVAL, "%s > %s", names[1 + 2 * k],
+					     names[2 + 2 * k]);
 				break;
 			}
 			x.c[k] = (float)((v[2 * k] + v[2 * k + 1]) / 2);
@@ -151,8 +151,8 @@ static int read_boxes(const char *path, struct adt_box **out, size_t *n,
 		if (ix[k].uid == ix[k - 1].uid) {
 			size_t l1 = b[ix[k - 1].idx].line, l2 = b[ix[k].idx].line;
 
-			rc = err_set(ENG_EINVAL, "%s:%zu: object_uid %" PRIu64 " repeats line %zu", path,
-				     l1 > l2 ? l1 : l2, ix[k].uid, l1 > l2 ? l2 : l1);
+			rc = err_set(ENG_EINVAL, "%s:%zu: object_uid %" PRIu64 " repeats line %zu",
+				     path, l1 > l2 ? l1 : l2, ix[k].uid, l1 > l2 ? l2 : l1);
 			goto out;
 		}
 out:
@@ -168,14 +168,12 @@ out:
 }
 
 /* Reads scene_objects.csv into the boxes (static) and *rows (dynamic). */
-static int read_poses(const char *path, struct adt_box *b, const struct uid_index *ix,
-		      size_t nb, bool rotated, struct adt_row **rows_out, size_t *nrows_out,
-		      size_t *no_box)
+static int read_poses(const char *path, struct adt_box *b, const struct uid_index *ix, size_t nb,
+		      bool rotated, struct adt_row **rows_out, size_t *nrows_out, size_t *no_box)
 {
-	static const char *const names[9] = {
-		"object_uid", "timestamp[ns]", "t_wo_x[m]", "t_wo_y[m]", "t_wo_z[m]",
-		"q_wo_w", "q_wo_x", "q_wo_y", "q_wo_z"
-	};
+	static const char *const names[9] = { "object_uid", "timestamp[ns]", "t_wo_x[m]",
+					      "t_wo_y[m]",  "t_wo_z[m]",     "q_wo_w",
+					      "q_wo_x",     "q_wo_y",        "q_wo_z" };
 	struct csv *c = NULL;
 	struct adt_row *rows = NULL;
 	size_t col[9], cap = 0, nrows = 0, k;
@@ -211,7 +209,8 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 		if (rc)
 			break;
 		if (ts < -1) {
-			rc = csv_err(c, ENG_EINVAL, "timestamp %lld ns: only -1 (static) may be negative",
+			rc = csv_err(c, ENG_EINVAL,
+				     "timestamp %lld ns: only -1 (static) may be negative",
 				     (long long)ts);
 			break;
 		}
@@ -232,7 +231,9 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 		x = &b[i];
 		if (ts == -1) {
 			if (x->has_static || x->ndyn) {
-				rc = csv_err(c, ENG_EINVAL, "object_uid %" PRIu64 " already has a %s row (line %zu)",
+				rc = csv_err(c, ENG_EINVAL,
+					     "object_uid %" PRIu64
+					     " already has a %s row (line %zu)",
 					     uid, x->has_static ? "static" : "dynamic",
 					     x->has_static ? x->static_line : x->dyn_line);
 				break;
@@ -269,9 +270,11 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 		qsort(rows, nrows, sizeof(*rows), cmp_row);
 	for (k = 1; k < nrows; k++)
 		if (rows[k].box == rows[k - 1].box && rows[k].s.t_ns == rows[k - 1].s.t_ns) {
-			rc = err_set(ENG_EINVAL, "%s:%zu: object_uid %" PRIu64 " has two rows at %lld ns (line %zu)",
-				     path, rows[k].line, b[rows[k].box].uid, (long long)rows[k].s.t_ns,
-				     rows[k - 1].line);
+			rc = err_set(ENG_EINVAL,
+				     "%s:%zu: object_uid %" PRIu64
+				     " has two rows at %lld ns (line %zu)",
+				     path, rows[k].line, b[rows[k].box].uid,
+				     (long long)rows[k].s.t_ns, rows[k - 1].line);
 			free(rows);
 			return rc;
 		}
@@ -281,9 +284,8 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 }
 
 /* Name, category and motion type of instance `uid`; *skip for non-objects. */
-static int instance_info(const cJSON *inst, const char *file, uint64_t uid,
-			 const char **name, const char **cat, const char **motion,
-			 bool *found, bool *skip)
+static int instance_info(const cJSON *inst, const char *file, uint64_t uid, const char **name,
+			 const char **cat, const char **motion, bool *found, bool *skip)
 {
 	char key[32], ctx[1100];
 	const cJSON *o;
@@ -326,18 +328,18 @@ bool recording__detect_adt(const char *path)
 
 /* What recording__load_adt() reads, and what it counts for its warnings. */
 struct adt_load {
-	cJSON *inst;          /* instances.json */
-	struct adt_box *b;    /* the boxes of 3d_bounding_box.csv, in its order */
+	cJSON *inst;       /* instances.json */
+	struct adt_box *b; /* the boxes of 3d_bounding_box.csv, in its order */
 	size_t nb;
 	struct uid_index *ix; /* uid -> index into b */
 	struct adt_row *rows; /* dynamic rows of scene_objects.csv, grouped by box */
 	size_t nrows;
-	size_t no_box;        /* rows of objects without a box */
-	size_t no_inst;       /* boxed objects without an instance entry */
-	size_t no_pose;       /* boxes without a pose */
-	size_t skipped;       /* non-object instances */
-	size_t mismatch;      /* motion types that disagree */
-	size_t cap;           /* capacity of rec->objects */
+	size_t no_box;   /* rows of objects without a box */
+	size_t no_inst;  /* boxed objects without an instance entry */
+	size_t no_pose;  /* boxes without a pose */
+	size_t skipped;  /* non-object instances */
+	size_t mismatch; /* motion types that disagree */
+	size_t cap;      /* capacity of rec->objects */
 };
 
 /*
@@ -389,8 +391,7 @@ static int adt_add_object(struct recording *rec, struct adt_load *ld, size_t k, 
 	char id[32];
 	int rc;
 
-	rc = instance_info(ld->inst, "instances.json", b->uid, &name, &cat, &motion, &found,
-			   &skip);
+	rc = instance_info(ld->inst, "instances.json", b->uid, &name, &cat, &motion, &found, &skip);
 	if (rc)
 		return rc;
 	if (skip) {
@@ -468,20 +469,25 @@ static int adt_warn_counts(struct recording *rec, const struct adt_load *ld)
 	int rc = 0;
 
 	if (ld->no_box)
-		rc = recording__warn(rec, "scene_objects.csv: %zu rows of objects without a 3D box skipped",
-				     ld->no_box);
+		rc = recording__warn(
+			rec, "scene_objects.csv: %zu rows of objects without a 3D box skipped",
+			ld->no_box);
 	if (!rc && ld->skipped)
-		rc = recording__warn(rec, "instances.json: %zu non-object instances (humans) skipped",
+		rc = recording__warn(rec,
+				     "instances.json: %zu non-object instances (humans) skipped",
 				     ld->skipped);
 	if (!rc && ld->no_pose)
 		rc = recording__warn(rec, "3d_bounding_box.csv: %zu boxes without a pose skipped",
 				     ld->no_pose);
 	if (!rc && ld->no_inst)
-		rc = recording__warn(rec, "instances.json: %zu boxed objects have no instance entry",
+		rc = recording__warn(rec,
+				     "instances.json: %zu boxed objects have no instance entry",
 				     ld->no_inst);
 	if (!rc && ld->mismatch)
-		rc = recording__warn(rec, "instances.json: motion_type of %zu objects disagrees with scene_objects.csv",
-				     ld->mismatch);
+		rc = recording__warn(
+			rec,
+			"instances.json: motion_type of %zu objects disagrees with scene_objects.csv",
+			ld->mismatch);
 	return rc;
 }
 

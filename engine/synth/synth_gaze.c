@@ -34,19 +34,19 @@
 struct gz {
 	struct synth_recording *s;
 	struct synth__rng *rng;
-	struct synth__attn *attn;   /* sorted by t0 */
+	struct synth__attn *attn; /* sorted by t0 */
 	size_t nattn;
-	struct pose *cam;           /* camera pose per gaze sample */
+	struct pose *cam; /* camera pose per gaze sample */
 	size_t n;
 	size_t fix_cap;
-	long recent[3];             /* last fixated objects, newest first */
-	double (*dirs)[3];          /* the fixation being planned: directions, */
-	float *depths;              /* depths, */
-	size_t maxfix;              /* and their capacity (1.2 s of samples) */
-	double gprev[3];            /* the last gaze direction written */
-	bool have_prev;             /* gprev was written (not its initial value) */
-	long prev_obj;              /* object of the last fixation, -1 after free gaze */
-	double eye_yaw, eye_pitch;  /* eye-in-head angles of free gaze, rad */
+	long recent[3];            /* last fixated objects, newest first */
+	double (*dirs)[3];         /* the fixation being planned: directions, */
+	float *depths;             /* depths, */
+	size_t maxfix;             /* and their capacity (1.2 s of samples) */
+	double gprev[3];           /* the last gaze direction written */
+	bool have_prev;            /* gprev was written (not its initial value) */
+	long prev_obj;             /* object of the last fixation, -1 after free gaze */
+	double eye_yaw, eye_pitch; /* eye-in-head angles of free gaze, rad */
 };
 
 static int64_t gaze_ns(size_t k)
@@ -171,14 +171,13 @@ static bool aim_ok(const struct gz *g, size_t k, long obj, const double a[3], do
 
 /* Where a fixation aims: box centre + a fixed offset + a slow drift (object frame). */
 struct aim {
-	double off[3];   /* fixed offset, m */
-	double amp[3];   /* drift amplitude, m */
-	double freq[3];  /* drift frequency, Hz */
+	double off[3];  /* fixed offset, m */
+	double amp[3];  /* drift amplitude, m */
+	double freq[3]; /* drift frequency, Hz */
 	double phase[3];
 };
 
-static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t k,
-		      double a[3])
+static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t k, double a[3])
 {
 	double t = (double)gaze_ns(k) * 1e-9;
 	struct pose p;
@@ -187,8 +186,8 @@ static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t
 
 	synth_object_pose_at(g->s, (size_t)obj, gaze_ns(k), &p);
 	for (j = 0; j < 3; j++)
-		l[j] = (float)(am->off[j] + am->amp[j] * sin(2 * M_PI * am->freq[j] * t +
-							      am->phase[j]));
+		l[j] = (float)(am->off[j] +
+			       am->amp[j] * sin(2 * M_PI * am->freq[j] * t + am->phase[j]));
 	pose_apply(&p, l, w);
 	for (j = 0; j < 3; j++)
 		a[j] = (double)w[j];
@@ -365,7 +364,8 @@ static int gz_init(struct gz *g, struct synth_recording *s, const struct synth__
 		if (i % 2 == 0)
 			g->cam[i] = s->traj[i / 2].pose;
 		else
-			pose_interp(&s->traj[i / 2].pose, &s->traj[i / 2 + 1].pose, 0.5f, &g->cam[i]);
+			pose_interp(&s->traj[i / 2].pose, &s->traj[i / 2 + 1].pose, 0.5f,
+				    &g->cam[i]);
 	}
 	return 0;
 }
@@ -408,7 +408,8 @@ static size_t pick_fixation(struct gz *g, size_t k, long *obj, int *ks)
 			r -= w[c];
 		*obj = cand[c];
 		want = (size_t)lround(synth__rng_range(g->rng, *obj == att ? 0.35 : 0.2, 1.2) *
-				      SYNTH_GAZE_HZ) + 1;
+				      SYNTH_GAZE_HZ) +
+		       1;
 		if (want > g->maxfix)
 			want = g->maxfix;
 		new_aim(g, *obj, &am);
@@ -466,10 +467,12 @@ static void free_gaze(struct gz *g, size_t *k)
 		struct pose *c = &g->cam[*k];
 		vec3 lc, wd;
 
-		g->eye_yaw = fmax(-10 * DEG, fmin(10 * DEG, g->eye_yaw +
-						  synth__rng_range(g->rng, -0.2, 0.2) * DEG));
-		g->eye_pitch = fmax(-14 * DEG, fmin(2 * DEG, g->eye_pitch +
-						    synth__rng_range(g->rng, -0.2, 0.2) * DEG));
+		g->eye_yaw = fmax(-10 * DEG,
+				  fmin(10 * DEG,
+				       g->eye_yaw + synth__rng_range(g->rng, -0.2, 0.2) * DEG));
+		g->eye_pitch = fmax(-14 * DEG,
+				    fmin(2 * DEG,
+					 g->eye_pitch + synth__rng_range(g->rng, -0.2, 0.2) * DEG));
 		lc[0] = (float)(sin(-g->eye_yaw) * cos(g->eye_pitch));
 		lc[1] = (float)(-sin(g->eye_pitch));
 		lc[2] = (float)(cos(g->eye_yaw) * cos(g->eye_pitch));

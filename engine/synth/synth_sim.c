@@ -47,11 +47,11 @@ enum carry_phase { CARRY_NONE = 0, CARRY_PICK, CARRY_HOLD, CARRY_PLACE };
 
 struct carry_state {
 	enum carry_phase phase;
-	long obj;            /* carried object */
-	size_t carry;        /* index into s->carries */
-	struct pose from;    /* rest pose before the pick */
-	struct pose to;      /* rest pose after the place */
-	double alpha;        /* progress of the pick or place, set per frame */
+	long obj;         /* carried object */
+	size_t carry;     /* index into s->carries */
+	struct pose from; /* rest pose before the pick */
+	struct pose to;   /* rest pose after the place */
+	double alpha;     /* progress of the pick or place, set per frame */
 	enum rec_hand hand;
 };
 
@@ -65,26 +65,26 @@ struct sim {
 	struct synth_recording *s;
 	const struct synth__scene_tpl *sc;
 	struct synth__rng *rng;
-	size_t nfurn_end;     /* objects [4, nfurn_end) are furniture, then items */
+	size_t nfurn_end; /* objects [4, nfurn_end) are furniture, then items */
 
-	struct grid g;        /* route planning grid over walls and furniture */
+	struct grid g; /* route planning grid over walls and furniture */
 	uint8_t *cells;
 	struct astar_ws *ws;
 	int32_t *path;
 	size_t path_cap;
-	double *wp;           /* route waypoints x0, y0, x1, y1, ... */
+	double *wp; /* route waypoints x0, y0, x1, y1, ... */
 
-	size_t frame;         /* frames written to s->traj */
-	bool done;            /* the recording is full */
-	bool ending;          /* not enough time left for another action: idle */
-	double x, y, z;       /* camera position */
-	double yaw, pitch;    /* heading from +X (CCW) and pitch (up +), rad */
-	double wyaw, wpitch;  /* their rates, rad/s */
-	double v;             /* walking speed, m/s */
-	double bob;           /* bob phase, rad */
+	size_t frame;        /* frames written to s->traj */
+	bool done;           /* the recording is full */
+	bool ending;         /* not enough time left for another action: idle */
+	double x, y, z;      /* camera position */
+	double yaw, pitch;   /* heading from +X (CCW) and pitch (up +), rad */
+	double wyaw, wpitch; /* their rates, rad/s */
+	double v;            /* walking speed, m/s */
+	double bob;          /* bob phase, rad */
 
-	struct pose *rest;    /* per object: rest pose (items) */
-	long *on;             /* per object: furniture it rests on, -1 if carried or none */
+	struct pose *rest; /* per object: rest pose (items) */
+	long *on;          /* per object: furniture it rests on, -1 if carried or none */
 	struct carry_state carry;
 
 	struct sample *smp;
@@ -93,9 +93,9 @@ struct sim {
 	struct synth__attn *attn;
 	size_t nattn, attn_cap;
 
-	const char *goal;     /* goal being worked on */
+	const char *goal; /* goal being worked on */
 	size_t goal_index;
-	int rc;               /* first error (ENG_ENOMEM), sticky */
+	int rc; /* first error (ENG_ENOMEM), sticky */
 };
 
 /* ======================= Small helpers ======================= */
@@ -238,8 +238,8 @@ static void carry_sample(struct sim *m, int64_t t)
 		double v = h[k];
 
 		if (c->phase == CARRY_PICK)
-			v = e <= 0 ? (double)c->from.t[k] : (double)c->from.t[k] +
-				(h[k] - (double)c->from.t[k]) * e;
+			v = e <= 0 ? (double)c->from.t[k]
+				   : (double)c->from.t[k] + (h[k] - (double)c->from.t[k]) * e;
 		else if (c->phase == CARRY_PLACE)
 			v = e >= 1 ? (double)c->to.t[k] : h[k] + ((double)c->to.t[k] - h[k]) * e;
 		sp->ps.pose.t[k] = (float)v;
@@ -423,8 +423,8 @@ static int plan_route(struct sim *m, int sx, int sy, int gx, int gy, struct walk
 		size_t j = n - 1;
 		int ax = m->path[i] % m->g.w, ay = m->path[i] / m->g.w;
 
-		while (j > i + 1 && !grid_line_free(&m->g, ax, ay, m->path[j] % m->g.w,
-						    m->path[j] / m->g.w))
+		while (j > i + 1 &&
+		       !grid_line_free(&m->g, ax, ay, m->path[j] % m->g.w, m->path[j] / m->g.w))
 			j--;
 		cell_xy(m, m->path[j] % m->g.w, m->path[j] / m->g.w, &m->wp[2 * nwp],
 			&m->wp[2 * nwp + 1]);
@@ -646,7 +646,7 @@ static void look_around(struct sim *m, int n)
 			work_point(m, obj, p);
 		} else {
 			double a = m->yaw + (synth__rng_range(m->rng, 0, 1) < 0.5 ? -1 : 1) *
-				synth__rng_range(m->rng, 30, 150) * DEG;
+						    synth__rng_range(m->rng, 30, 150) * DEG;
 
 			p[0] = m->x + 3 * cos(a);
 			p[1] = m->y + 3 * sin(a);
@@ -659,8 +659,7 @@ static void look_around(struct sim *m, int n)
 /* ======================= Actions ======================= */
 
 /* Expands {0} {1} {2} {s} {f} in a step description into a new string. */
-static char *describe(const struct sim *m, const char *tpl, const long *slots, long sup,
-		      long furn)
+static char *describe(const struct sim *m, const char *tpl, const long *slots, long sup, long furn)
 {
 	char buf[512];
 	size_t n = 0;
@@ -839,8 +838,7 @@ static long resolve(const struct sim *m, const char *where)
  * `where` names (not the one it came from when there is a choice), else
  * any support with room. Returns the support, or -1 when all are full.
  */
-static long choose_place(struct sim *m, long obj, const char *where, long from,
-			 struct pose *spot)
+static long choose_place(struct sim *m, long obj, const char *where, long from, struct pose *spot)
 {
 	long cand[64];
 	size_t n = 0, i, k;
@@ -921,7 +919,8 @@ static bool bind_slots(struct sim *m, const struct synth__goal_tpl *g, long *slo
 			int j;
 			bool used = false;
 
-			if (is_fixed(m, (long)i) || strcmp(m->s->objects[i].category, g->slot_cat[k]))
+			if (is_fixed(m, (long)i) ||
+			    strcmp(m->s->objects[i].category, g->slot_cat[k]))
 				continue;
 			for (j = 0; j < k; j++)
 				used = used || slots[j] == (long)i;
@@ -933,7 +932,8 @@ static bool bind_slots(struct sim *m, const struct synth__goal_tpl *g, long *slo
 		}
 		if (!nc || (strict && !np && slot_moved_only(g, k)))
 			return false;
-		slots[k] = np ? pref[synth__rng_below(m->rng, np)] : cand[synth__rng_below(m->rng, nc)];
+		slots[k] = np ? pref[synth__rng_below(m->rng, np)]
+			      : cand[synth__rng_below(m->rng, nc)];
 	}
 	return true;
 }
