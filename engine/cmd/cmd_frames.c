@@ -320,22 +320,27 @@ static int frames_parse(int argc, char **argv, struct frames_opts *o)
 
 /*
  * The device times to extract, into t (FRAMES_MAX entries) and *n: the
- * list of --at, or the frames of the clip at --clip. Returns 0, or the
- * exit code of a usage error.
+ * list of --at, or else the frames of the clip at --clip (frames_parse()
+ * let exactly one through). Returns 0, or CMD_USAGE after a usage error;
+ * the code is written out because clang's analyser does not follow a
+ * variadic function such as usage_error() to its return value.
  */
 static int frames_times(const struct frames_opts *o, int64_t *t, size_t *n)
 {
 	int64_t clip_t = 0;
 
 	*n = 0;
-	if (o->at && parse_list(o->at, t, n))
-		return usage_error("--at takes device times in ns separated by commas, not '%s'",
-				   o->at);
-	if (o->clip) {
-		if (parse_time(o->clip, o->clip + strlen(o->clip), &clip_t))
-			return usage_error("--clip takes a device time in ns, not '%s'", o->clip);
-		*n = (size_t)truth_frame_times(clip_t, &o->tp, t);
+	if (o->at) {
+		if (!parse_list(o->at, t, n))
+			return 0;
+		usage_error("--at takes device times in ns separated by commas, not '%s'", o->at);
+		return CMD_USAGE;
 	}
+	if (parse_time(o->clip, o->clip + strlen(o->clip), &clip_t)) {
+		usage_error("--clip takes a device time in ns, not '%s'", o->clip);
+		return CMD_USAGE;
+	}
+	*n = (size_t)truth_frame_times(clip_t, &o->tp, t);
 	return 0;
 }
 
