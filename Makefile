@@ -160,7 +160,8 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libproxima.a
 demo: all
 	@sh scripts/demo.sh
 
-# cppcheck and clang-tidy (.clang-tidy); fails on any finding.
+# clang-format on the files of .clang-format-files, cppcheck and clang-tidy
+# (.clang-tidy); fails on any finding.
 lint:
 	@BUILD=$(BUILD) sh scripts/lint.sh
 

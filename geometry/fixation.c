@@ -16,9 +16,8 @@
 
 #if defined(__GNUC__)
 /* ~2.5 KB ahead: +20-100% once the samples are out of cache */
-#define FIX_PREFETCH_AT(i)                                                 \
-	__builtin_prefetch(dp + ((i) + FIX_PREFETCH < n ? (i) + FIX_PREFETCH  \
-							  : (i)) * ds)
+#define FIX_PREFETCH_AT(i) \
+	__builtin_prefetch(dp + ((i) + FIX_PREFETCH < n ? (i) + FIX_PREFETCH : (i)) * ds)
 #else
 #define FIX_PREFETCH_AT(i) ((void)0)
 #endif
@@ -50,8 +49,10 @@ static inline double chord2(double rad)
 	if (x < 0.25) {
 		/* sin x, Taylor to x^9: relative error below 1e-13 */
 		x2 = x * x;
+		/* clang-format off */
 		s = x * (1 - x2 * (1.0 / 6) * (1 - x2 * (1.0 / 20) *
 			(1 - x2 * (1.0 / 42) * (1 - x2 * (1.0 / 72)))));
+		/* clang-format on */
 	} else {
 		s = sin(x);
 	}
@@ -79,8 +80,10 @@ FIX_INLINE void limits_body(const double *rad, float *lim)
 
 	for (k = 0; k < FIX_BLOCK; k++) {
 		double x = 0.5 * rad[k], x2 = x * x;
+		/* clang-format off */
 		double s = x * (1 - x2 * (1.0 / 6) * (1 - x2 * (1.0 / 20) *
 			(1 - x2 * (1.0 / 42) * (1 - x2 * (1.0 / 72)))));
+		/* clang-format on */
 
 		lim[k] = (float)(4.0 * s * s);
 	}
@@ -106,10 +109,10 @@ __attribute__((target("avx2"))) static void limits_avx2(const double *rad, float
 
 /* A candidate or pending fixation while streaming. */
 struct cand {
-	size_t a, b;     /* first and last sample */
-	size_t count;    /* samples summed */
-	double sd[3];    /* sum of directions */
-	double so[3];    /* sum of origins */
+	size_t a, b;  /* first and last sample */
+	size_t count; /* samples summed */
+	double sd[3]; /* sum of directions */
+	double so[3]; /* sum of origins */
 };
 
 /* Writer state for the output array. */
@@ -123,8 +126,7 @@ struct sink {
 
 static int64_t time_at(const struct fixation_input *in, size_t i)
 {
-	return *(const int64_t *)(const void *)((const char *)in->t_ns +
-						 i * in->t_stride);
+	return *(const int64_t *)(const void *)((const char *)in->t_ns + i * in->t_stride);
 }
 
 /* b - a for b >= a, without signed overflow. */
@@ -135,8 +137,7 @@ static uint64_t span(int64_t a, int64_t b)
 
 static void mean_dir(const struct cand *c, double m[3])
 {
-	double len = sqrt(c->sd[0] * c->sd[0] + c->sd[1] * c->sd[1] +
-			  c->sd[2] * c->sd[2]);
+	double len = sqrt(c->sd[0] * c->sd[0] + c->sd[1] * c->sd[1] + c->sd[2] * c->sd[2]);
 	int k;
 
 	for (k = 0; k < 3; k++)
@@ -187,8 +188,8 @@ static void emit(struct sink *s, const struct cand *c)
 }
 
 /* Merges the new candidate c into *pend or flushes *pend and keeps c. */
-static void take(struct sink *s, struct cand *pend, bool *have,
-		 const struct cand *c, double merge_c2)
+static void take(struct sink *s, struct cand *pend, bool *have, const struct cand *c,
+		 double merge_c2)
 {
 	if (*have) {
 		uint64_t gap = span(time_at(s->in, pend->b), time_at(s->in, c->a));
@@ -216,9 +217,8 @@ static void take(struct sink *s, struct cand *pend, bool *have,
 
 static bool params_ok(const struct fixation_params *p)
 {
-	return isfinite(p->max_velocity_dps) && p->max_velocity_dps > 0 &&
-	       p->merge_gap_ns >= 0 && isfinite(p->merge_angle_deg) &&
-	       p->merge_angle_deg >= 0 && p->min_duration_ns >= 0 &&
+	return isfinite(p->max_velocity_dps) && p->max_velocity_dps > 0 && p->merge_gap_ns >= 0 &&
+	       isfinite(p->merge_angle_deg) && p->merge_angle_deg >= 0 && p->min_duration_ns >= 0 &&
 	       (!p->bvh || p->hit_range_m >= 0);
 }
 
@@ -229,13 +229,13 @@ static bool params_ok(const struct fixation_params *p)
  * chord2() per call.
  */
 struct limits {
-	const char *tp;       /* times */
-	size_t ts, n;         /* their stride and count */
-	double w;             /* threshold, rad per ns */
+	const char *tp; /* times */
+	size_t ts, n;   /* their stride and count */
+	double w;       /* threshold, rad per ns */
 	void (*kernel)(const double *rad, float *lim);
-	uint64_t last_dt;     /* dt of the last limit computed, 0 = none */
-	float last_lim;       /* that limit */
-	size_t base;          /* first sample of the block */
+	uint64_t last_dt; /* dt of the last limit computed, 0 = none */
+	float last_lim;   /* that limit */
+	size_t base;      /* first sample of the block */
 	_Alignas(64) float lim[FIX_BLOCK];
 	_Alignas(64) double rad[FIX_BLOCK];
 };
@@ -273,84 +273,45 @@ static void refill(struct limits *lb, size_t i)
 static const float zero_origin[3] = { 0, 0, 0 };
 
 /*
- * The detector. One pass, in two alternating inner loops: over fast
- * pairs until a slow one starts a run, then over the run's slow pairs
- * until a fast one ends it. The run's sums of directions and origins
- * (both in double, in sample order, as emit() and take() expect) stay in
- * registers for the whole run; nothing else happens per sample. The
- * limit on the squared chord is recomputed only when dt changes.
+ * Sets up lb over the times of in for the threshold of p, with the widest
+ * limits kernel this CPU runs, and nothing computed yet.
  */
-int fixation_detect(const struct fixation_input *in,
-		    const struct fixation_params *p, struct fixation *out,
-		    size_t cap, size_t *nout)
+static void limits_init(struct limits *lb, const struct fixation_input *in,
+			const struct fixation_params *p)
 {
-	struct fixation_params defaults;
-	struct sink s;
-	struct cand run, pend;
-	struct limits lb;
-	bool have = false;
-	const char *tp, *dp, *op;
-	size_t ts, ds, os, n, i, a;
-	double merge_c2;
-	int64_t prev_t, t = 0;
-	float px, py, pz, x = 0, y = 0, z = 0, lim = 0;
-	int rc = 0;
-
-	if (!in || !nout || (!out && cap > 0) || (in->n > 0 && (!in->t_ns ||
-						       !in->d)))
-		return ENG_EINVAL;
-	*nout = 0;
-	if (!p) {
-		fixation_params_init(&defaults);
-		p = &defaults;
-	}
-	if (!params_ok(p))
-		return ENG_EINVAL;
-	s.p = p;
-	s.in = in;
-	s.out = out;
-	s.cap = cap;
-	s.n = 0;
-	s.full = false;
-	if (in->n < 2)
-		goto out;
-	merge_c2 = chord2(p->merge_angle_deg * (M_PI / 180.0));
-	memset(&run, 0, sizeof(run));
-	n = in->n;
-	tp = (const char *)in->t_ns;
-	ts = in->t_stride;
-	dp = (const char *)in->d;
-	ds = in->d_stride;
-	op = in->o ? (const char *)in->o : (const char *)zero_origin;
-	os = in->o ? in->o_stride : 0;
-	lb.tp = tp;
-	lb.ts = ts;
-	lb.n = n;
-	lb.w = p->max_velocity_dps * POSE_DEG2RAD * 1e-9; /* rad per ns */
-	lb.kernel = limits_sse2;
+	lb->tp = (const char *)in->t_ns;
+	lb->ts = in->t_stride;
+	lb->n = in->n;
+	lb->w = p->max_velocity_dps * POSE_DEG2RAD * 1e-9; /* rad per ns */
+	lb->kernel = limits_sse2;
 #if FIX_AVX2
 	if (__builtin_cpu_supports("avx2"))
-		lb.kernel = limits_avx2;
+		lb->kernel = limits_avx2;
 #endif
-	lb.last_dt = 0;
-	lb.last_lim = 0;
-	lb.base = 0;
-	memcpy(&prev_t, tp, sizeof(prev_t));
-	px = ((const float *)(const void *)dp)[0];
-	py = ((const float *)(const void *)dp)[1];
-	pz = ((const float *)(const void *)dp)[2];
-	i = 1;
-	refill(&lb, 1);
-	for (;;) {
-		double sx, sy, sz, ox, oy, oz;
-		const float *o;
-		size_t count;
+	lb->last_dt = 0;
+	lb->last_lim = 0;
+	lb->base = 0;
+}
+
+/* An empty output array of cap entries at out, for the samples of in. */
+static void sink_init(struct sink *s, const struct fixation_params *p,
+		      const struct fixation_input *in, struct fixation *out, size_t cap)
+{
+	s->p = p;
+	s->in = in;
+	s->out = out;
+	s->cap = cap;
+	s->n = 0;
+	s->full = false;
+}
 
 /*
  * Reads sample i into t, x, y, z (stopping with ENG_EINVAL when its time
  * does not increase) and tells whether the pair (i - 1, i) is slow: its
- * squared chord below the limit for its dt.
+ * squared chord below the limit for its dt. A macro over the locals of
+ * detect_runs(), so that they stay in registers.
  */
+/* clang-format off */
 #define FIX_READ(on_error)                                                    \
 	do {                                                                  \
 		const float *d_ = (const float *)(const void *)(dp + i * ds); \
@@ -373,12 +334,57 @@ int fixation_detect(const struct fixation_input *in,
 		ez_ = z - pz;                                                 \
 		slow = ex_ * ex_ + ey_ * ey_ + ez_ * ez_ < lim;               \
 	} while (0)
+/* clang-format on */
 
+/*
+ * The detector's pass over in->n >= 2 samples, in two alternating inner
+ * loops: over fast pairs until a slow one starts a run, then over the
+ * run's slow pairs until a fast one ends it. The run's sums of directions
+ * and origins (both in double, in sample order, as emit() and take()
+ * expect) stay in registers for the whole run; nothing else happens per
+ * sample. The limit on the squared chord is recomputed only when dt
+ * changes. Each run goes to take() with *pend and *have, the candidate
+ * still pending at the end is left there. Returns 0 or ENG_EINVAL (times
+ * that do not increase). Always inlined into fixation_detect(), the hot
+ * loop as it was before the split.
+ */
+FIX_INLINE int detect_runs(struct sink *s, const struct fixation_input *in,
+			   const struct fixation_params *p, struct cand *pend, bool *have)
+{
+	struct cand run;
+	struct limits lb;
+	const char *tp, *dp, *op;
+	size_t ts, ds, os, n, i, a;
+	double merge_c2;
+	int64_t prev_t, t = 0;
+	float px, py, pz, x = 0, y = 0, z = 0, lim = 0;
+	int rc = 0;
+
+	merge_c2 = chord2(p->merge_angle_deg * (M_PI / 180.0));
+	memset(&run, 0, sizeof(run));
+	n = in->n;
+	tp = (const char *)in->t_ns;
+	ts = in->t_stride;
+	dp = (const char *)in->d;
+	ds = in->d_stride;
+	op = in->o ? (const char *)in->o : (const char *)zero_origin;
+	os = in->o ? in->o_stride : 0;
+	limits_init(&lb, in, p);
+	memcpy(&prev_t, tp, sizeof(prev_t));
+	px = ((const float *)(const void *)dp)[0];
+	py = ((const float *)(const void *)dp)[1];
+	pz = ((const float *)(const void *)dp)[2];
+	i = 1;
+	refill(&lb, 1);
+	for (;;) {
+		double sx, sy, sz, ox, oy, oz;
+		const float *o;
+		size_t count;
 		bool slow = false;
 
 		/* fast pairs, up to the first slow one */
 		for (; i < n; i++) {
-			FIX_READ(goto done);
+			FIX_READ(return rc);
 			if (slow)
 				break;
 			prev_t = t;
@@ -387,7 +393,7 @@ int fixation_detect(const struct fixation_input *in,
 			pz = z;
 		}
 		if (i >= n)
-			goto done;
+			return rc;
 		/* a run from sample a = i - 1: its first pair is (a, i) */
 		a = i - 1;
 		o = (const float *)(const void *)(op + a * os);
@@ -428,18 +434,46 @@ run_end:
 		run.so[0] = ox;
 		run.so[1] = oy;
 		run.so[2] = oz;
-		take(&s, &pend, &have, &run, merge_c2);
+		take(s, pend, have, &run, merge_c2);
 		if (i >= n || rc)
-			goto done;
+			return rc;
 		/* the fast pair (i - 1, i): go on from sample i */
 		prev_t = t;
 		px = x;
 		py = y;
 		pz = z;
 		i++;
-#undef FIX_READ
 	}
-done:
+}
+
+#undef FIX_READ
+
+/*
+ * The detector: checks the arguments, runs detect_runs() over the samples
+ * and emits the candidate still pending at the end.
+ */
+int fixation_detect(const struct fixation_input *in, const struct fixation_params *p,
+		    struct fixation *out, size_t cap, size_t *nout)
+{
+	struct fixation_params defaults;
+	struct sink s;
+	struct cand pend;
+	bool have = false;
+	int rc = 0;
+
+	if (!in || !nout || (!out && cap > 0) || (in->n > 0 && (!in->t_ns || !in->d)))
+		return ENG_EINVAL;
+	*nout = 0;
+	if (!p) {
+		fixation_params_init(&defaults);
+		p = &defaults;
+	}
+	if (!params_ok(p))
+		return ENG_EINVAL;
+	sink_init(&s, p, in, out, cap);
+	if (in->n < 2)
+		goto out;
+	rc = detect_runs(&s, in, p, &pend, &have);
 	if (have)
 		emit(&s, &pend);
 out:

@@ -179,7 +179,8 @@ static int print_json(const char *rec_path, const struct video_info *vi, char **
 		cJSON_AddItemToObject(o, "t_ns", json_i64(shots[i].t_ns));
 		cJSON_AddNumberToObject(o, "frame", (double)shots[i].frame);
 		cJSON_AddItemToObject(o, "frame_ns", json_i64(shots[i].frame_ns));
-		cJSON_AddNumberToObject(o, "offset_ms", (double)(shots[i].frame_ns - shots[i].t_ns) / 1e6);
+		cJSON_AddNumberToObject(o, "offset_ms",
+					(double)(shots[i].frame_ns - shots[i].t_ns) / 1e6);
 		cJSON_AddNumberToObject(o, "width", shots[i].width);
 		cJSON_AddNumberToObject(o, "height", shots[i].height);
 		cJSON_AddBoolToObject(o, "outside", outside(vi, shots[i].t_ns));
@@ -218,14 +219,34 @@ static void print_text(const struct video_info *vi, char **paths, const struct v
 			*(shots[i].t_ns < vi->t_first_ns ? &before : &after) += 1;
 	}
 	if (before)
-		warning("%zu of %zu times lie before the first frame (%" PRId64 " ns): they show it",
+		warning("%zu of %zu times lie before the first frame (%" PRId64
+			" ns): they show it",
 			before, n, vi->t_first_ns);
 	if (after)
 		warning("%zu of %zu times lie after the last frame (%" PRId64 " ns): they show it",
 			after, n, vi->t_last_ns);
 }
 
-int cmd_frames(int argc, char **argv)
+/* The options of one frames run. */
+struct frames_opts {
+	struct truth_params tp; /* --n and --window over the defaults */
+	const char *at;         /* --at LIST, or NULL */
+	const char *clip;       /* --clip T, or NULL */
+	const char *dir;        /* -o DIR */
+	long width;             /* --width */
+	long nclip;             /* --n, 0 when not given */
+	bool json;              /* --json */
+};
+
+/* frames_parse() found nothing to stop for: go on with the run. */
+#define FRAMES_RUN (-1)
+
+/*
+ * Parses the options into o, checking that they go together; on return
+ * optind is the index of the recording. Returns FRAMES_RUN, or the exit
+ * code to stop with (--help, a usage error).
+ */
+static int frames_parse(int argc, char **argv, struct frames_opts *o)
 {
 	static const struct option opts[] = {
 		{ "at", required_argument, NULL, 'a' },
@@ -238,82 +259,136 @@ int cmd_frames(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct truth_params tp;
-	struct recording *rec = NULL;
-	struct video *v = NULL;
-	struct video_info vi;
-	struct video_shot *shots = NULL;
-	const char *at = NULL, *clip = NULL, *dir = NULL;
-	char **paths = NULL, *end;
-	int64_t *t = NULL, clip_t = 0;
-	size_t n = 0, i;
-	long width = VIDEO_DEFAULT_WIDTH, nclip = 0;
-	bool json = false;
-	int c, rc, ret = CMD_FAILED;
+	char *end;
+	int c;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(frames_usage, stdout);
-		return CMD_OK;
-	}
-	truth_defaults(&tp);
+	memset(o, 0, sizeof(*o));
+	truth_defaults(&o->tp);
+	o->width = VIDEO_DEFAULT_WIDTH;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'a': at = optarg; break;
-		case 'c': clip = optarg; break;
+		case 'a': o->at = optarg; break;
+		case 'c': o->clip = optarg; break;
 		case 'n':
 			errno = 0;
-			nclip = strtol(optarg, &end, 10);
-			if (errno || *end || nclip < 2 || nclip > 256)
-				return usage_error("--n must be an integer in 2..256, not '%s'", optarg);
-			tp.frames = (int)nclip;
+			o->nclip = strtol(optarg, &end, 10);
+			if (errno || *end || o->nclip < 2 || o->nclip > 256)
+				return usage_error("--n must be an integer in 2..256, not '%s'",
+						   optarg);
+			o->tp.frames = (int)o->nclip;
 			break;
 		case 'w':
 			errno = 0;
-			tp.window_s = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(tp.window_s > 0 && tp.window_s <= 3600))
-				return usage_error("--window must be seconds in (0, 3600], not '%s'", optarg);
+			o->tp.window_s = strtod(optarg, &end);
+			if (errno || *end || end == optarg ||
+			    !(o->tp.window_s > 0 && o->tp.window_s <= 3600))
+				return usage_error(
+					"--window must be seconds in (0, 3600], not '%s'", optarg);
 			break;
-		case 'o': dir = optarg; break;
+		case 'o': o->dir = optarg; break;
 		case 'W':
 			errno = 0;
-			width = strtol(optarg, &end, 10);
-			if (errno || *end || width < 16 || width > 16384)
-				return usage_error("--width must be an integer in 16..16384, not '%s'", optarg);
+			o->width = strtol(optarg, &end, 10);
+			if (errno || *end || o->width < 16 || o->width > 16384)
+				return usage_error(
+					"--width must be an integer in 16..16384, not '%s'",
+					optarg);
 			break;
-		case 'j': json = true; break;
+		case 'j': o->json = true; break;
 		case 'h': fputs(frames_usage, stdout); return CMD_OK;
 		default:
-			return usage_error("frames: unknown option or missing value '%s'", argv[optind - 1]);
+			return usage_error("frames: unknown option or missing value '%s'",
+					   argv[optind - 1]);
 		}
 	}
-	if (argc - optind != 1)
-	{
+	if (argc - optind != 1) {
 		if (argc - optind > 1)
 			return usage_error("frames: give exactly one recording, not also '%s'",
 					   argv[optind + 1]);
 		return usage_error("frames: missing the recording");
 	}
-	if (!at == !clip)
+	if (!o->at == !o->clip)
 		return usage_error("frames: give either --at or --clip");
-	if (nclip && !clip)
+	if (o->nclip && !o->clip)
 		return usage_error("frames: --n goes with --clip");
-	if (!dir)
+	if (!o->dir)
 		return usage_error("frames: missing -o DIR");
+	return FRAMES_RUN;
+}
+
+/*
+ * The device times to extract, into t (FRAMES_MAX entries) and *n: the
+ * list of --at, or else the frames of the clip at --clip (frames_parse()
+ * let exactly one through). Returns 0, or CMD_USAGE after a usage error;
+ * the code is written out because clang's analyser does not follow a
+ * variadic function such as usage_error() to its return value.
+ */
+static int frames_times(const struct frames_opts *o, int64_t *t, size_t *n)
+{
+	int64_t clip_t = 0;
+
+	*n = 0;
+	if (o->at) {
+		if (!parse_list(o->at, t, n))
+			return 0;
+		usage_error("--at takes device times in ns separated by commas, not '%s'", o->at);
+		return CMD_USAGE;
+	}
+	if (parse_time(o->clip, o->clip + strlen(o->clip), &clip_t)) {
+		usage_error("--clip takes a device time in ns, not '%s'", o->clip);
+		return CMD_USAGE;
+	}
+	*n = (size_t)truth_frame_times(clip_t, &o->tp, t);
+	return 0;
+}
+
+/*
+ * The file of each frame, DIR/NNN_T.jpg, into paths[0..n) (zeroed by the
+ * caller, which frees what is there whatever this returns).
+ */
+static int frame_paths(const char *dir, const int64_t *t, size_t n, char **paths)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(dir) + 48;
+
+		paths[i] = malloc(len);
+		if (!paths[i])
+			return error("out of memory");
+		snprintf(paths[i], len, "%s/%03zu_%" PRId64 ".jpg", dir, i + 1, t[i]);
+	}
+	return 0;
+}
+
+int cmd_frames(int argc, char **argv)
+{
+	struct frames_opts o;
+	struct recording *rec = NULL;
+	struct video *v = NULL;
+	struct video_info vi;
+	struct video_shot *shots = NULL;
+	char **paths = NULL;
+	int64_t *t = NULL;
+	size_t n = 0, i;
+	int rc, ret = CMD_FAILED;
+
+	if (cmd_wants_help(argc, argv)) {
+		fputs(frames_usage, stdout);
+		return CMD_OK;
+	}
+	rc = frames_parse(argc, argv, &o);
+	if (rc != FRAMES_RUN)
+		return rc;
 	t = malloc(FRAMES_MAX * sizeof(*t));
 	if (!t)
 		return error("out of memory");
-	if (at && parse_list(at, t, &n)) {
+	rc = frames_times(&o, t, &n);
+	if (rc) {
 		free(t);
-		return usage_error("--at takes device times in ns separated by commas, not '%s'", at);
-	}
-	if (clip) {
-		if (parse_time(clip, clip + strlen(clip), &clip_t)) {
-			free(t);
-			return usage_error("--clip takes a device time in ns, not '%s'", clip);
-		}
-		n = (size_t)truth_frame_times(clip_t, &tp, t);
+		return rc;
 	}
 	rc = recording_load(argv[optind], REC_LAYOUT_AUTO, &rec);
 	if (rc) {
@@ -326,7 +401,7 @@ int cmd_frames(int argc, char **argv)
 		goto out;
 	}
 	video_get_info(v, &vi);
-	if (mkdir_p(dir))
+	if (mkdir_p(o.dir))
 		goto out;
 	paths = calloc(n, sizeof(*paths));
 	shots = calloc(n, sizeof(*shots));
@@ -334,22 +409,14 @@ int cmd_frames(int argc, char **argv)
 		error("out of memory");
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		size_t len = strlen(dir) + 48;
-
-		paths[i] = malloc(len);
-		if (!paths[i]) {
-			error("out of memory");
-			goto out;
-		}
-		snprintf(paths[i], len, "%s/%03zu_%" PRId64 ".jpg", dir, i + 1, t[i]);
-	}
-	rc = video_extract(v, t, n, (int)width, (const char *const *)paths, shots);
+	if (frame_paths(o.dir, t, n, paths))
+		goto out;
+	rc = video_extract(v, t, n, (int)o.width, (const char *const *)paths, shots);
 	if (rc) {
 		error_code(rc, vi.file);
 		goto out;
 	}
-	if (json) {
+	if (o.json) {
 		ret = print_json(argv[optind], &vi, paths, shots, n);
 	} else {
 		print_text(&vi, paths, shots, n);

@@ -166,7 +166,8 @@ static void print_text(const struct recording *rec, const char *path, bool with_
 	putchar('\n');
 	if (rec->ngaze)
 		printf("%-13s %zu of %zu rays hit an object box within %.0f m (%.1f%%)\n", "", hits,
-		       rec->ngaze, (double)INSPECT_GAZE_RANGE_M, 100.0 * (double)hits / (double)rec->ngaze);
+		       rec->ngaze, (double)INSPECT_GAZE_RANGE_M,
+		       100.0 * (double)hits / (double)rec->ngaze);
 	put_stream("object poses", &rec->info_objects, "samples");
 	printf("%-13s %zu (%zu static, %zu dynamic)\n", "objects", rec->nobjects, nst, ndyn);
 	put_stream("actions", &rec->info_actions, "actions");
@@ -256,7 +257,8 @@ static cJSON *json_stream(const struct rec_stream_info *si)
 
 	if (!o)
 		return NULL;
-	cJSON_AddItemToObject(o, "file", si->file ? cJSON_CreateString(si->file) : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "file",
+			      si->file ? cJSON_CreateString(si->file) : cJSON_CreateNull());
 	cJSON_AddNumberToObject(o, "count", (double)si->count);
 	cJSON_AddItemToObject(o, "t_first_ns", json_i64(si->t_first));
 	cJSON_AddItemToObject(o, "t_last_ns", json_i64(si->t_last));
@@ -299,65 +301,77 @@ static cJSON *json_video(const struct recording *rec)
 	return o;
 }
 
-static int print_json(const struct recording *rec, const char *path, bool with_objects)
+/* The gaze stream with its schema, rows, rays and the share of them on an object. */
+static cJSON *json_gaze(const struct recording *rec)
 {
-	cJSON *root = cJSON_CreateObject(), *o, *arr;
-	const char **goals = NULL;
-	size_t i, nst = 0, ndyn = 0, ngoals = 0, hits = gaze_on_objects(rec);
-	char *text = NULL;
-	const char *w;
-	int rc = CMD_FAILED;
+	size_t hits = gaze_on_objects(rec);
+	cJSON *o = json_stream(&rec->info_gaze);
 
-	if (!root)
-		goto out;
-	for (i = 0; i < rec->nobjects; i++)
-		if (rec->objects[i].motion == REC_STATIC)
-			nst++;
-		else
-			ndyn++;
-	cJSON_AddStringToObject(root, "path", path);
-	cJSON_AddStringToObject(root, "layout", rec->layout);
-	cJSON_AddStringToObject(root, "id", rec->id);
-	cJSON_AddItemToObject(root, "t0_ns", json_i64(recording_t0(rec)));
-	cJSON_AddItemToObject(root, "t1_ns", json_i64(recording_t1(rec)));
-	cJSON_AddNumberToObject(root, "duration_s",
-				(double)(recording_t1(rec) - recording_t0(rec)) / 1e9);
-	cJSON_AddItemToObject(root, "trajectory", json_stream(&rec->info_traj));
-	o = json_stream(&rec->info_gaze);
 	if (o) {
-		cJSON_AddItemToObject(o, "schema", rec->gaze_schema ? cJSON_CreateString(rec->gaze_schema)
-								    : cJSON_CreateNull());
+		cJSON_AddItemToObject(o, "schema",
+				      rec->gaze_schema ? cJSON_CreateString(rec->gaze_schema)
+						       : cJSON_CreateNull());
 		cJSON_AddNumberToObject(o, "rows", (double)rec->gaze_rows);
 		cJSON_AddNumberToObject(o, "rays", (double)rec->ngaze);
 		cJSON_AddNumberToObject(o, "rays_on_object", (double)hits);
 		cJSON_AddNumberToObject(o, "share_on_object",
 					rec->ngaze ? (double)hits / (double)rec->ngaze : 0.0);
 	}
-	cJSON_AddItemToObject(root, "gaze", o);
-	cJSON_AddItemToObject(root, "object_poses", json_stream(&rec->info_objects));
-	o = cJSON_CreateObject();
+	return o;
+}
+
+/* {total, static, dynamic}: the objects by motion. */
+static cJSON *json_object_counts(const struct recording *rec)
+{
+	cJSON *o = cJSON_CreateObject();
+	size_t i, nst = 0, ndyn = 0;
+
+	for (i = 0; i < rec->nobjects; i++)
+		if (rec->objects[i].motion == REC_STATIC)
+			nst++;
+		else
+			ndyn++;
 	if (o) {
 		cJSON_AddNumberToObject(o, "total", (double)rec->nobjects);
 		cJSON_AddNumberToObject(o, "static", (double)nst);
 		cJSON_AddNumberToObject(o, "dynamic", (double)ndyn);
 	}
-	cJSON_AddItemToObject(root, "object_counts", o);
-	o = json_stream(&rec->info_actions);
+	return o;
+}
+
+/* The actions stream with its goals, to *out. Returns -1 when out of memory. */
+static int json_actions(const struct recording *rec, cJSON **out)
+{
+	cJSON *o = json_stream(&rec->info_actions), *arr;
+	const char **goals = NULL;
+	size_t i, ngoals = 0;
+
 	if (rec->nactions) {
 		goals = malloc(rec->nactions * sizeof(*goals));
-		if (!goals)
-			goto out;
+		if (!goals) {
+			cJSON_Delete(o);
+			return -1;
+		}
 		ngoals = action_goals(rec, goals);
 	}
 	arr = cJSON_CreateArray();
 	for (i = 0; arr && i < ngoals; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(goals[i]));
 	cJSON_AddItemToObject(o, "goals", arr);
-	cJSON_AddItemToObject(root, "actions", o);
-	o = cJSON_CreateObject();
+	free(goals);
+	*out = o;
+	return 0;
+}
+
+/* The camera model and intrinsics. */
+static cJSON *json_camera(const struct recording *rec)
+{
+	cJSON *o = cJSON_CreateObject();
+
 	if (o) {
 		cJSON_AddStringToObject(o, "model",
-					rec->camera.model == REC_CAM_FISHEYE ? "fisheye" : "pinhole");
+					rec->camera.model == REC_CAM_FISHEYE ? "fisheye"
+									     : "pinhole");
 		cJSON_AddNumberToObject(o, "width", rec->camera.width);
 		cJSON_AddNumberToObject(o, "height", rec->camera.height);
 		cJSON_AddNumberToObject(o, "fx", rec->camera.fx);
@@ -366,52 +380,112 @@ static int print_json(const struct recording *rec, const char *path, bool with_o
 		cJSON_AddNumberToObject(o, "cy", rec->camera.cy);
 		cJSON_AddNumberToObject(o, "fov_deg", rec->camera.fov_deg);
 	}
-	cJSON_AddItemToObject(root, "camera", o);
-	if (rec->video.path) {
-		o = cJSON_CreateObject();
-		if (o) {
-			cJSON_AddStringToObject(o, "path", rec->video.path);
-			cJSON_AddItemToObject(o, "t0_ns", json_i64(rec->video.t0_ns));
-			cJSON_AddNumberToObject(o, "fps", rec->video.fps);
-			cJSON_AddItemToObject(o, "stream", json_video(rec));
-		}
-		cJSON_AddItemToObject(root, "video", o);
-	} else {
-		cJSON_AddNullToObject(root, "video");
+	return o;
+}
+
+/* The recording's video {path, t0_ns, fps, stream}, or null without one. */
+static cJSON *json_video_entry(const struct recording *rec)
+{
+	cJSON *o;
+
+	if (!rec->video.path)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	if (o) {
+		cJSON_AddStringToObject(o, "path", rec->video.path);
+		cJSON_AddItemToObject(o, "t0_ns", json_i64(rec->video.t0_ns));
+		cJSON_AddNumberToObject(o, "fps", rec->video.fps);
+		cJSON_AddItemToObject(o, "stream", json_video(rec));
 	}
-	cJSON_AddNumberToObject(root, "floor_z", rec->floor_z);
-	arr = cJSON_CreateArray();
+	return o;
+}
+
+/* The warnings, one string per line, to *out. Returns -1 when out of memory. */
+static int json_warnings(const struct recording *rec, cJSON **out)
+{
+	cJSON *arr = cJSON_CreateArray();
+	const char *w;
+
 	for (w = rec->warnings; arr && w && *w;) {
 		size_t n = strcspn(w, "\n");
 		char *line = strndup(w, n);
 
-		if (!line)
-			goto out;
+		if (!line) {
+			cJSON_Delete(arr);
+			return -1;
+		}
 		cJSON_AddItemToArray(arr, cJSON_CreateString(line));
 		free(line);
 		w += n + (w[n] == '\n');
 	}
-	cJSON_AddItemToObject(root, "warnings", arr);
-	if (with_objects) {
-		arr = cJSON_CreateArray();
-		for (i = 0; arr && i < rec->nobjects; i++) {
-			const struct rec_object *ob = &rec->objects[i];
-			struct obb b;
+	*out = arr;
+	return 0;
+}
 
-			recording_object_box_at(rec, i, recording_t0(rec), &b);
-			o = cJSON_CreateObject();
-			if (!o)
-				goto out;
-			cJSON_AddStringToObject(o, "id", ob->id);
-			cJSON_AddStringToObject(o, "name", ob->name);
-			cJSON_AddStringToObject(o, "category", ob->category);
-			cJSON_AddStringToObject(o, "motion",
-						ob->motion == REC_STATIC ? "static" : "dynamic");
-			cJSON_AddItemToObject(o, "center", json_vec3(b.c));
-			cJSON_AddItemToObject(o, "half_extents", json_vec3(b.h));
-			cJSON_AddItemToArray(arr, o);
+/*
+ * The objects with their boxes at the recording's start, to *out. Returns
+ * -1 when out of memory.
+ */
+static int json_objects(const struct recording *rec, cJSON **out)
+{
+	cJSON *arr = cJSON_CreateArray(), *o;
+	size_t i;
+
+	for (i = 0; arr && i < rec->nobjects; i++) {
+		const struct rec_object *ob = &rec->objects[i];
+		struct obb b;
+
+		recording_object_box_at(rec, i, recording_t0(rec), &b);
+		o = cJSON_CreateObject();
+		if (!o) {
+			cJSON_Delete(arr);
+			return -1;
 		}
-		cJSON_AddItemToObject(root, "objects", arr);
+		cJSON_AddStringToObject(o, "id", ob->id);
+		cJSON_AddStringToObject(o, "name", ob->name);
+		cJSON_AddStringToObject(o, "category", ob->category);
+		cJSON_AddStringToObject(o, "motion",
+					ob->motion == REC_STATIC ? "static" : "dynamic");
+		cJSON_AddItemToObject(o, "center", json_vec3(b.c));
+		cJSON_AddItemToObject(o, "half_extents", json_vec3(b.h));
+		cJSON_AddItemToArray(arr, o);
+	}
+	*out = arr;
+	return 0;
+}
+
+static int print_json(const struct recording *rec, const char *path, bool with_objects)
+{
+	cJSON *root = cJSON_CreateObject(), *o;
+	char *text = NULL;
+	int rc = CMD_FAILED;
+
+	if (!root)
+		goto out;
+	cJSON_AddStringToObject(root, "path", path);
+	cJSON_AddStringToObject(root, "layout", rec->layout);
+	cJSON_AddStringToObject(root, "id", rec->id);
+	cJSON_AddItemToObject(root, "t0_ns", json_i64(recording_t0(rec)));
+	cJSON_AddItemToObject(root, "t1_ns", json_i64(recording_t1(rec)));
+	cJSON_AddNumberToObject(root, "duration_s",
+				(double)(recording_t1(rec) - recording_t0(rec)) / 1e9);
+	cJSON_AddItemToObject(root, "trajectory", json_stream(&rec->info_traj));
+	cJSON_AddItemToObject(root, "gaze", json_gaze(rec));
+	cJSON_AddItemToObject(root, "object_poses", json_stream(&rec->info_objects));
+	cJSON_AddItemToObject(root, "object_counts", json_object_counts(rec));
+	if (json_actions(rec, &o))
+		goto out;
+	cJSON_AddItemToObject(root, "actions", o);
+	cJSON_AddItemToObject(root, "camera", json_camera(rec));
+	cJSON_AddItemToObject(root, "video", json_video_entry(rec));
+	cJSON_AddNumberToObject(root, "floor_z", rec->floor_z);
+	if (json_warnings(rec, &o))
+		goto out;
+	cJSON_AddItemToObject(root, "warnings", o);
+	if (with_objects) {
+		if (json_objects(rec, &o))
+			goto out;
+		cJSON_AddItemToObject(root, "objects", o);
 	}
 	text = cJSON_Print(root);
 	if (!text)
@@ -422,7 +496,6 @@ out:
 	if (rc)
 		error("out of memory while printing JSON");
 	cJSON_free(text);
-	free(goals);
 	cJSON_Delete(root);
 	return rc;
 }

@@ -25,18 +25,18 @@
 /* A box of 3d_bounding_box.csv, then its poses from scene_objects.csv. */
 struct adt_box {
 	uint64_t uid;
-	size_t line;          /* line in 3d_bounding_box.csv */
-	vec3 c, h;            /* local centre and half-extents */
-	int has_static;       /* a row at timestamp -1 was seen */
+	size_t line;    /* line in 3d_bounding_box.csv */
+	vec3 c, h;      /* local centre and half-extents */
+	int has_static; /* a row at timestamp -1 was seen */
 	size_t static_line;
 	struct pose static_pose;
-	size_t ndyn;          /* dynamic rows */
-	size_t dyn_line;      /* line of the first dynamic row */
+	size_t ndyn;     /* dynamic rows */
+	size_t dyn_line; /* line of the first dynamic row */
 };
 
 /* One dynamic row of scene_objects.csv while sorting. */
 struct adt_row {
-	size_t box;           /* index into the box array */
+	size_t box; /* index into the box array */
 	size_t line;
 	struct pose_sample s;
 };
@@ -82,13 +82,12 @@ static const char *const adt_gaze_files[] = {
 	"mps/eye_gaze/generalized_eye_gaze.csv",
 };
 
-static int read_boxes(const char *path, struct adt_box **out, size_t *n,
-		      struct uid_index **ixo)
+static int read_boxes(const char *path, struct adt_box **out, size_t *n, struct uid_index **ixo)
 {
-	static const char *const names[7] = {
-		"object_uid", "p_local_obj_xmin[m]", "p_local_obj_xmax[m]", "p_local_obj_ymin[m]",
-		"p_local_obj_ymax[m]", "p_local_obj_zmin[m]", "p_local_obj_zmax[m]"
-	};
+	static const char *const names[7] = { "object_uid",          "p_local_obj_xmin[m]",
+					      "p_local_obj_xmax[m]", "p_local_obj_ymin[m]",
+					      "p_local_obj_ymax[m]", "p_local_obj_zmin[m]",
+					      "p_local_obj_zmax[m]" };
 	struct csv *c = NULL;
 	struct adt_box *b = NULL;
 	struct uid_index *ix = NULL;
@@ -119,7 +118,8 @@ static int read_boxes(const char *path, struct adt_box **out, size_t *n,
 			break;
 		for (k = 0; k < 3; k++) {
 			if (v[2 * k] > v[2 * k + 1]) {
-				rc = csv_err(c, ENG_EINVAL, "%s > %s", names[1 + 2 * k], names[2 + 2 * k]);
+				rc = csv_err(c, ENG_EINVAL, "%s > %s", names[1 + 2 * k],
+					     names[2 + 2 * k]);
 				break;
 			}
 			x.c[k] = (float)((v[2 * k] + v[2 * k + 1]) / 2);
@@ -151,8 +151,8 @@ static int read_boxes(const char *path, struct adt_box **out, size_t *n,
 		if (ix[k].uid == ix[k - 1].uid) {
 			size_t l1 = b[ix[k - 1].idx].line, l2 = b[ix[k].idx].line;
 
-			rc = err_set(ENG_EINVAL, "%s:%zu: object_uid %" PRIu64 " repeats line %zu", path,
-				     l1 > l2 ? l1 : l2, ix[k].uid, l1 > l2 ? l2 : l1);
+			rc = err_set(ENG_EINVAL, "%s:%zu: object_uid %" PRIu64 " repeats line %zu",
+				     path, l1 > l2 ? l1 : l2, ix[k].uid, l1 > l2 ? l2 : l1);
 			goto out;
 		}
 out:
@@ -168,14 +168,12 @@ out:
 }
 
 /* Reads scene_objects.csv into the boxes (static) and *rows (dynamic). */
-static int read_poses(const char *path, struct adt_box *b, const struct uid_index *ix,
-		      size_t nb, bool rotated, struct adt_row **rows_out, size_t *nrows_out,
-		      size_t *no_box)
+static int read_poses(const char *path, struct adt_box *b, const struct uid_index *ix, size_t nb,
+		      bool rotated, struct adt_row **rows_out, size_t *nrows_out, size_t *no_box)
 {
-	static const char *const names[9] = {
-		"object_uid", "timestamp[ns]", "t_wo_x[m]", "t_wo_y[m]", "t_wo_z[m]",
-		"q_wo_w", "q_wo_x", "q_wo_y", "q_wo_z"
-	};
+	static const char *const names[9] = { "object_uid", "timestamp[ns]", "t_wo_x[m]",
+					      "t_wo_y[m]",  "t_wo_z[m]",     "q_wo_w",
+					      "q_wo_x",     "q_wo_y",        "q_wo_z" };
 	struct csv *c = NULL;
 	struct adt_row *rows = NULL;
 	size_t col[9], cap = 0, nrows = 0, k;
@@ -211,7 +209,8 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 		if (rc)
 			break;
 		if (ts < -1) {
-			rc = csv_err(c, ENG_EINVAL, "timestamp %lld ns: only -1 (static) may be negative",
+			rc = csv_err(c, ENG_EINVAL,
+				     "timestamp %lld ns: only -1 (static) may be negative",
 				     (long long)ts);
 			break;
 		}
@@ -232,7 +231,9 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 		x = &b[i];
 		if (ts == -1) {
 			if (x->has_static || x->ndyn) {
-				rc = csv_err(c, ENG_EINVAL, "object_uid %" PRIu64 " already has a %s row (line %zu)",
+				rc = csv_err(c, ENG_EINVAL,
+					     "object_uid %" PRIu64
+					     " already has a %s row (line %zu)",
 					     uid, x->has_static ? "static" : "dynamic",
 					     x->has_static ? x->static_line : x->dyn_line);
 				break;
@@ -269,9 +270,11 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 		qsort(rows, nrows, sizeof(*rows), cmp_row);
 	for (k = 1; k < nrows; k++)
 		if (rows[k].box == rows[k - 1].box && rows[k].s.t_ns == rows[k - 1].s.t_ns) {
-			rc = err_set(ENG_EINVAL, "%s:%zu: object_uid %" PRIu64 " has two rows at %lld ns (line %zu)",
-				     path, rows[k].line, b[rows[k].box].uid, (long long)rows[k].s.t_ns,
-				     rows[k - 1].line);
+			rc = err_set(ENG_EINVAL,
+				     "%s:%zu: object_uid %" PRIu64
+				     " has two rows at %lld ns (line %zu)",
+				     path, rows[k].line, b[rows[k].box].uid,
+				     (long long)rows[k].s.t_ns, rows[k - 1].line);
 			free(rows);
 			return rc;
 		}
@@ -281,9 +284,8 @@ static int read_poses(const char *path, struct adt_box *b, const struct uid_inde
 }
 
 /* Name, category and motion type of instance `uid`; *skip for non-objects. */
-static int instance_info(const cJSON *inst, const char *file, uint64_t uid,
-			 const char **name, const char **cat, const char **motion,
-			 bool *found, bool *skip)
+static int instance_info(const cJSON *inst, const char *file, uint64_t uid, const char **name,
+			 const char **cat, const char **motion, bool *found, bool *skip)
 {
 	char key[32], ctx[1100];
 	const cJSON *o;
@@ -324,18 +326,178 @@ bool recording__detect_adt(const char *path)
 	       recording__is_file(path, "aria_trajectory.csv");
 }
 
+/* What recording__load_adt() reads, and what it counts for its warnings. */
+struct adt_load {
+	cJSON *inst;       /* instances.json */
+	struct adt_box *b; /* the boxes of 3d_bounding_box.csv, in its order */
+	size_t nb;
+	struct uid_index *ix; /* uid -> index into b */
+	struct adt_row *rows; /* dynamic rows of scene_objects.csv, grouped by box */
+	size_t nrows;
+	size_t no_box;   /* rows of objects without a box */
+	size_t no_inst;  /* boxed objects without an instance entry */
+	size_t no_pose;  /* boxes without a pose */
+	size_t skipped;  /* non-object instances */
+	size_t mismatch; /* motion types that disagree */
+	size_t cap;      /* capacity of rec->objects */
+};
+
+/*
+ * Reads instances.json, 3d_bounding_box.csv and scene_objects.csv of the
+ * sequence at path into ld (rotated: turn the poses from Y-up to Z-up).
+ * On failure ld holds what was read, for the caller to free.
+ */
+static int adt_read_tables(const char *path, bool rotated, struct adt_load *ld)
+{
+	char *p;
+	int rc;
+
+	p = recording__path(path, "instances.json");
+	if (!p)
+		return ENG_ENOMEM;
+	rc = jsonfile_read(p, &ld->inst);
+	if (!rc && !cJSON_IsObject(ld->inst))
+		rc = err_set(ENG_EPARSE, "%s: expected an object keyed by instance id", p);
+	free(p);
+	if (rc)
+		return rc;
+	p = recording__path(path, "3d_bounding_box.csv");
+	if (!p)
+		return ENG_ENOMEM;
+	rc = read_boxes(p, &ld->b, &ld->nb, &ld->ix);
+	free(p);
+	if (rc)
+		return rc;
+	p = recording__path(path, "scene_objects.csv");
+	if (!p)
+		return ENG_ENOMEM;
+	rc = read_poses(p, ld->b, ld->ix, ld->nb, rotated, &ld->rows, &ld->nrows, &ld->no_box);
+	free(p);
+	return rc;
+}
+
+/*
+ * Adds box k as an object of rec, its dynamic samples rows[first..r) of
+ * ld appended to rec->obj_poses; a non-object instance or a box without
+ * a pose is only counted.
+ */
+static int adt_add_object(struct recording *rec, struct adt_load *ld, size_t k, size_t first,
+			  size_t r)
+{
+	struct adt_box *b = &ld->b[k];
+	const char *name = NULL, *cat = NULL, *motion = NULL;
+	bool found, skip;
+	struct rec_object *o;
+	char id[32];
+	int rc;
+
+	rc = instance_info(ld->inst, "instances.json", b->uid, &name, &cat, &motion, &found, &skip);
+	if (rc)
+		return rc;
+	if (skip) {
+		ld->skipped++;
+		return 0;
+	}
+	if (!b->has_static && !b->ndyn) {
+		ld->no_pose++;
+		return 0;
+	}
+	if (!found)
+		ld->no_inst++;
+	snprintf(id, sizeof(id), "%" PRIu64, b->uid);
+	rc = recording__reserve(&rec->objects, &ld->cap, rec->nobjects + 1, sizeof(*rec->objects));
+	if (rc)
+		return rc;
+	o = &rec->objects[rec->nobjects];
+	memset(o, 0, sizeof(*o));
+	rec->nobjects++;
+	o->id = strdup(id);
+	o->name = strdup(name ? name : id);
+	o->category = strdup(cat ? cat : "");
+	if (!o->id || !o->name || !o->category)
+		return ENG_ENOMEM;
+	glm_vec3_copy(b->c, o->local_c);
+	glm_vec3_copy(b->h, o->half);
+	if (b->has_static) {
+		o->motion = REC_STATIC;
+		o->static_pose = b->static_pose;
+	} else {
+		size_t j;
+
+		o->motion = REC_DYNAMIC;
+		o->pose_first = rec->nobj_poses;
+		o->pose_count = r - first;
+		for (j = first; j < r; j++)
+			rec->obj_poses[rec->nobj_poses++] = ld->rows[j].s;
+		o->static_pose = rec->obj_poses[o->pose_first].pose;
+	}
+	if (motion && strcmp(motion, o->motion == REC_STATIC ? "static" : "dynamic"))
+		ld->mismatch++;
+	return 0;
+}
+
+/*
+ * The objects of rec in 3d_bounding_box.csv order, the dynamic samples
+ * grouped per object.
+ */
+static int adt_add_objects(struct recording *rec, struct adt_load *ld)
+{
+	size_t k, r = 0;
+	int rc;
+
+	rec->obj_poses = malloc((ld->nrows ? ld->nrows : 1) * sizeof(*rec->obj_poses));
+	if (!rec->obj_poses)
+		return ENG_ENOMEM;
+	for (k = 0; k < ld->nb; k++) {
+		size_t first;
+
+		while (r < ld->nrows && ld->rows[r].box < k)
+			r++;
+		first = r;
+		while (r < ld->nrows && ld->rows[r].box == k)
+			r++;
+		rc = adt_add_object(rec, ld, k, first, r);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* One warning on rec for each kind of row or box that was skipped or disagrees. */
+static int adt_warn_counts(struct recording *rec, const struct adt_load *ld)
+{
+	int rc = 0;
+
+	if (ld->no_box)
+		rc = recording__warn(
+			rec, "scene_objects.csv: %zu rows of objects without a 3D box skipped",
+			ld->no_box);
+	if (!rc && ld->skipped)
+		rc = recording__warn(rec,
+				     "instances.json: %zu non-object instances (humans) skipped",
+				     ld->skipped);
+	if (!rc && ld->no_pose)
+		rc = recording__warn(rec, "3d_bounding_box.csv: %zu boxes without a pose skipped",
+				     ld->no_pose);
+	if (!rc && ld->no_inst)
+		rc = recording__warn(rec,
+				     "instances.json: %zu boxed objects have no instance entry",
+				     ld->no_inst);
+	if (!rc && ld->mismatch)
+		rc = recording__warn(
+			rec,
+			"instances.json: motion_type of %zu objects disagrees with scene_objects.csv",
+			ld->mismatch);
+	return rc;
+}
+
 int recording__load_adt(const char *path, struct recording *rec)
 {
-	struct adt_box *b = NULL;
-	struct uid_index *ix = NULL;
-	struct adt_row *rows = NULL;
-	size_t nb = 0, nrows = 0, no_box = 0, k, r, cap = 0;
-	size_t no_inst = 0, no_pose = 0, skipped = 0, mismatch = 0;
-	cJSON *inst = NULL;
-	char *p = NULL;
+	struct adt_load ld;
 	bool rotated = false;
 	int rc;
 
+	memset(&ld, 0, sizeof(ld));
 	rc = need_file(path, "aria_trajectory.csv");
 	rc = rc ? rc : need_file(path, "scene_objects.csv");
 	rc = rc ? rc : need_file(path, "3d_bounding_box.csv");
@@ -346,123 +508,20 @@ int recording__load_adt(const char *path, struct recording *rec)
 				      adt_gaze_files, ARRAY_SIZE(adt_gaze_files), &rotated);
 	if (rc)
 		return rc;
-
-	p = recording__path(path, "instances.json");
-	if (!p)
-		return ENG_ENOMEM;
-	rc = jsonfile_read(p, &inst);
-	if (!rc && !cJSON_IsObject(inst))
-		rc = err_set(ENG_EPARSE, "%s: expected an object keyed by instance id", p);
-	free(p);
-	p = NULL;
+	rc = adt_read_tables(path, rotated, &ld);
 	if (rc)
 		goto out;
-	p = recording__path(path, "3d_bounding_box.csv");
-	if (!p) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	rc = read_boxes(p, &b, &nb, &ix);
-	free(p);
-	p = NULL;
+	rc = adt_add_objects(rec, &ld);
 	if (rc)
 		goto out;
-	p = recording__path(path, "scene_objects.csv");
-	if (!p) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	rc = read_poses(p, b, ix, nb, rotated, &rows, &nrows, &no_box);
-	if (rc)
-		goto out;
-
-	/* objects in 3d_bounding_box.csv order; dynamic samples grouped per object */
-	rec->obj_poses = malloc((nrows ? nrows : 1) * sizeof(*rec->obj_poses));
-	if (!rec->obj_poses) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	r = 0;
-	for (k = 0; k < nb; k++) {
-		const char *name = NULL, *cat = NULL, *motion = NULL;
-		bool found, skip;
-		struct rec_object *o;
-		char id[32];
-		size_t first;
-
-		while (r < nrows && rows[r].box < k)
-			r++;
-		first = r;
-		while (r < nrows && rows[r].box == k)
-			r++;
-		rc = instance_info(inst, "instances.json", b[k].uid, &name, &cat, &motion, &found,
-				   &skip);
-		if (rc)
-			goto out;
-		if (skip) {
-			skipped++;
-			continue;
-		}
-		if (!b[k].has_static && !b[k].ndyn) {
-			no_pose++;
-			continue;
-		}
-		if (!found)
-			no_inst++;
-		snprintf(id, sizeof(id), "%" PRIu64, b[k].uid);
-		rc = recording__reserve(&rec->objects, &cap, rec->nobjects + 1, sizeof(*rec->objects));
-		if (rc)
-			goto out;
-		o = &rec->objects[rec->nobjects];
-		memset(o, 0, sizeof(*o));
-		rec->nobjects++;
-		o->id = strdup(id);
-		o->name = strdup(name ? name : id);
-		o->category = strdup(cat ? cat : "");
-		if (!o->id || !o->name || !o->category) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
-		glm_vec3_copy(b[k].c, o->local_c);
-		glm_vec3_copy(b[k].h, o->half);
-		if (b[k].has_static) {
-			o->motion = REC_STATIC;
-			o->static_pose = b[k].static_pose;
-		} else {
-			size_t j;
-
-			o->motion = REC_DYNAMIC;
-			o->pose_first = rec->nobj_poses;
-			o->pose_count = r - first;
-			for (j = first; j < r; j++)
-				rec->obj_poses[rec->nobj_poses++] = rows[j].s;
-			o->static_pose = rec->obj_poses[o->pose_first].pose;
-		}
-		if (motion && strcmp(motion, o->motion == REC_STATIC ? "static" : "dynamic"))
-			mismatch++;
-	}
 	rec->info_objects.file = "scene_objects.csv";
 	rc = recording__attach_video(path, rec, adt_video_files, ARRAY_SIZE(adt_video_files));
-	if (!rc && no_box)
-		rc = recording__warn(rec, "scene_objects.csv: %zu rows of objects without a 3D box skipped",
-				     no_box);
-	if (!rc && skipped)
-		rc = recording__warn(rec, "instances.json: %zu non-object instances (humans) skipped",
-				     skipped);
-	if (!rc && no_pose)
-		rc = recording__warn(rec, "3d_bounding_box.csv: %zu boxes without a pose skipped",
-				     no_pose);
-	if (!rc && no_inst)
-		rc = recording__warn(rec, "instances.json: %zu boxed objects have no instance entry",
-				     no_inst);
-	if (!rc && mismatch)
-		rc = recording__warn(rec, "instances.json: motion_type of %zu objects disagrees with scene_objects.csv",
-				     mismatch);
+	if (!rc)
+		rc = adt_warn_counts(rec, &ld);
 out:
-	free(p);
-	free(b);
-	free(ix);
-	free(rows);
-	cJSON_Delete(inst);
+	free(ld.b);
+	free(ld.ix);
+	free(ld.rows);
+	cJSON_Delete(ld.inst);
 	return rc;
 }

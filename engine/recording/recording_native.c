@@ -64,8 +64,7 @@ static int need_pose_cols(const struct csv *c, struct pose_cols *pc)
  * The pose of the current row: a zero quaternion is an error, a non-unit
  * one is normalised.
  */
-static int row_pose(const struct csv *c, const struct pose_cols *pc,
-		    struct pose_sample *s)
+static int row_pose(const struct csv *c, const struct pose_cols *pc, struct pose_sample *s)
 {
 	double q[4];
 	int rc = 0;
@@ -82,16 +81,16 @@ static int row_pose(const struct csv *c, const struct pose_cols *pc,
 		return rc;
 	if (fabs(q[0]) > 1e6 || fabs(q[1]) > 1e6 || fabs(q[2]) > 1e6 || fabs(q[3]) > 1e6)
 		return csv_err(c, ENG_ERANGE, "quaternion component out of range");
-	pose_set(&s->pose, (float)q[0], (float)q[1], (float)q[2], (float)q[3],
-		 s->pose.t[0], s->pose.t[1], s->pose.t[2]);
+	pose_set(&s->pose, (float)q[0], (float)q[1], (float)q[2], (float)q[3], s->pose.t[0],
+		 s->pose.t[1], s->pose.t[2]);
 	if (pose_normalize(&s->pose))
 		return csv_err(c, ENG_EINVAL, "zero quaternion (qx,qy,qz,qw all 0)");
 	return 0;
 }
 
 /* A quaternion from JSON [x,y,z,w]; zero is an error, non-unit normalised. */
-static int json_pose(const cJSON *obj, const char *key, bool required,
-		     const char *ctx, struct pose *p, bool *present)
+static int json_pose(const cJSON *obj, const char *key, bool required, const char *ctx,
+		     struct pose *p, bool *present)
 {
 	const cJSON *po = cJSON_GetObjectItemCaseSensitive(obj, key);
 	char sub[1100];
@@ -106,8 +105,8 @@ static int json_pose(const cJSON *obj, const char *key, bool required,
 	}
 	snprintf(sub, sizeof(sub), "%.1000s.%.64s", ctx, key);
 	if (!cJSON_IsObject(po))
-		return err_set(ENG_EPARSE, "%s: expected an object {\"t\": [x,y,z], \"q\": [x,y,z,w]}",
-			       sub);
+		return err_set(ENG_EPARSE,
+			       "%s: expected an object {\"t\": [x,y,z], \"q\": [x,y,z,w]}", sub);
 	rc = rc ? rc : jsonfile_vec(po, "t", 3, true, sub, t);
 	rc = rc ? rc : jsonfile_vec(po, "q", 4, true, sub, q);
 	if (rc)
@@ -117,8 +116,8 @@ static int json_pose(const cJSON *obj, const char *key, bool required,
 		return err_set(ENG_ERANGE, "%s.t: coordinate out of range", sub);
 	if (fabs(q[0]) > 1e6 || fabs(q[1]) > 1e6 || fabs(q[2]) > 1e6 || fabs(q[3]) > 1e6)
 		return err_set(ENG_ERANGE, "%s.q: component out of range", sub);
-	pose_set(p, (float)q[0], (float)q[1], (float)q[2], (float)q[3], (float)t[0],
-		 (float)t[1], (float)t[2]);
+	pose_set(p, (float)q[0], (float)q[1], (float)q[2], (float)q[3], (float)t[0], (float)t[1],
+		 (float)t[2]);
 	if (pose_normalize(p))
 		return err_set(ENG_EINVAL, "%s.q: zero quaternion", sub);
 	*present = true;
@@ -148,8 +147,9 @@ static int check_rel_path(const char *ctx, const char *key, const char *v)
 	}
 	return 0;
 bad:
-	return err_set(ENG_EPARSE, "%s.%s: '%s' must be a relative path inside the recording folder",
-		       ctx, key, v);
+	return err_set(ENG_EPARSE,
+		       "%s.%s: '%s' must be a relative path inside the recording folder", ctx, key,
+		       v);
 }
 
 static char *dup_or_empty(const char *s)
@@ -253,8 +253,9 @@ int recording__read_objects(const char *path, struct recording *rec)
 		}
 		for (k = 0; k < 3; k++) {
 			if (h[k] < 0 || h[k] > NATIVE_MAX_COORD) {
-				rc = err_set(ENG_ERANGE, "%s.half_extents[%d]: %g is not in [0, %g]",
-					     ctx, k, h[k], NATIVE_MAX_COORD);
+				rc = err_set(ENG_ERANGE,
+					     "%s.half_extents[%d]: %g is not in [0, %g]", ctx, k,
+					     h[k], NATIVE_MAX_COORD);
 				goto out;
 			}
 			if (fabs(c[k]) > NATIVE_MAX_COORD) {
@@ -263,10 +264,12 @@ int recording__read_objects(const char *path, struct recording *rec)
 			}
 		}
 		if (strcmp(motion, "static") && strcmp(motion, "dynamic")) {
-			rc = err_set(ENG_EPARSE, "%s.motion: expected \"static\" or \"dynamic\"", ctx);
+			rc = err_set(ENG_EPARSE, "%s.motion: expected \"static\" or \"dynamic\"",
+				     ctx);
 			goto out;
 		}
-		rc = recording__reserve(&rec->objects, &cap, rec->nobjects + 1, sizeof(*rec->objects));
+		rc = recording__reserve(&rec->objects, &cap, rec->nobjects + 1,
+					sizeof(*rec->objects));
 		if (rc)
 			goto out;
 		o = &rec->objects[rec->nobjects];
@@ -301,8 +304,9 @@ int recording__read_objects(const char *path, struct recording *rec)
 			size_t a = ix[i - 1].idx < ix[i].idx ? ix[i - 1].idx : ix[i].idx;
 			size_t b = ix[i - 1].idx < ix[i].idx ? ix[i].idx : ix[i - 1].idx;
 
-			rc = err_set(ENG_EPARSE, "%s: objects[%zu].id: '%s' repeats objects[%zu].id",
-				     path, b - first, ix[i].id, a - first);
+			rc = err_set(ENG_EPARSE,
+				     "%s: objects[%zu].id: '%s' repeats objects[%zu].id", path,
+				     b - first, ix[i].id, a - first);
 			goto out;
 		}
 out:
@@ -357,11 +361,13 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 			break;
 		k = find_id(ix, rec->nobjects, csv_cell(c, col_id));
 		if (k < 0) {
-			rc = csv_err(c, ENG_EINVAL, "unknown object id '%.64s'", csv_cell(c, col_id));
+			rc = csv_err(c, ENG_EINVAL, "unknown object id '%.64s'",
+				     csv_cell(c, col_id));
 			goto out;
 		}
 		if (rec->objects[k].motion == REC_STATIC) {
-			rc = csv_err(c, ENG_EINVAL, "object '%.64s' is static but has a pose sample",
+			rc = csv_err(c, ENG_EINVAL,
+				     "object '%.64s' is static but has a pose sample",
 				     csv_cell(c, col_id));
 			goto out;
 		}
@@ -388,7 +394,8 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 		 */
 		if (rows[i].obj == rows[i - 1].obj && rows[i].line < rows[i - 1].line &&
 		    rows[i].s.t_ns != rows[i - 1].s.t_ns) {
-			rc = err_set(ENG_EINVAL, "%s:%zu: object '%.64s': timestamps out of order "
+			rc = err_set(ENG_EINVAL,
+				     "%s:%zu: object '%.64s': timestamps out of order "
 				     "(t_ns %lld on line %zu comes after t_ns %lld on line %zu)",
 				     path, rows[i - 1].line, rec->objects[rows[i].obj].id,
 				     (long long)rows[i - 1].s.t_ns, rows[i - 1].line,
@@ -396,9 +403,11 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 			goto out;
 		}
 		if (rows[i].obj == rows[i - 1].obj && rows[i].s.t_ns == rows[i - 1].s.t_ns) {
-			rc = err_set(ENG_EINVAL, "%s:%zu: object '%.64s' has two samples at t_ns %lld (line %zu)",
-				     path, rows[i].line, rec->objects[rows[i].obj].id,
-				     (long long)rows[i].s.t_ns, rows[i - 1].line);
+			rc = err_set(
+				ENG_EINVAL,
+				"%s:%zu: object '%.64s' has two samples at t_ns %lld (line %zu)",
+				path, rows[i].line, rec->objects[rows[i].obj].id,
+				(long long)rows[i].s.t_ns, rows[i - 1].line);
 			goto out;
 		}
 	}
@@ -492,8 +501,9 @@ static int read_camera(const cJSON *root, const char *file, struct rec_camera *c
 		return err_set(ENG_ERANGE, "%s.cx: %g is not in [-width, 2 x width] = [%lld, %lld]",
 			       ctx, cx, -(long long)w, 2 * (long long)w);
 	if (!(cy >= -(double)h && cy <= 2.0 * (double)h))
-		return err_set(ENG_ERANGE, "%s.cy: %g is not in [-height, 2 x height] = [%lld, %lld]",
-			       ctx, cy, -(long long)h, 2 * (long long)h);
+		return err_set(ENG_ERANGE,
+			       "%s.cy: %g is not in [-height, 2 x height] = [%lld, %lld]", ctx, cy,
+			       -(long long)h, 2 * (long long)h);
 	/* a focal length past 100 image widths is a field of view under 0.6 degrees */
 	if (fx > 100.0 * (double)w || fy > 100.0 * (double)h)
 		return err_set(ENG_ERANGE, "%s: fx %g or fy %g is over 100 times the image size",
@@ -508,8 +518,10 @@ static int read_camera(const cJSON *root, const char *file, struct rec_camera *c
 			if (fov == 0)
 				fov = 90;
 			if (fov >= 180)
-				return err_set(ENG_ERANGE, "%s.fov_deg: a pinhole needs a field of view below 180",
-					       ctx);
+				return err_set(
+					ENG_ERANGE,
+					"%s.fov_deg: a pinhole needs a field of view below 180",
+					ctx);
 			fx = ((double)w / 2) / tan(fov * M_PI / 360.0);
 		}
 		if (fy == 0)
@@ -518,8 +530,8 @@ static int read_camera(const cJSON *root, const char *file, struct rec_camera *c
 	} else {
 		cam->model = REC_CAM_FISHEYE;
 		if (fov == 0 && fx == 0)
-			return err_set(ENG_EPARSE, "%s.fov_deg: missing (a fisheye needs fov_deg or fx)",
-				       ctx);
+			return err_set(ENG_EPARSE,
+				       "%s.fov_deg: missing (a fisheye needs fov_deg or fx)", ctx);
 		/* equidistant model: r = f * theta */
 		if (fov == 0)
 			fov = 2.0 * ((double)w / 2) / fx * POSE_RAD2DEG;
@@ -534,8 +546,7 @@ static int read_camera(const cJSON *root, const char *file, struct rec_camera *c
 	return 0;
 }
 
-static int read_video(const cJSON *root, const char *file, struct rec_video *v,
-		      bool *have_t0)
+static int read_video(const cJSON *root, const char *file, struct rec_video *v, bool *have_t0)
 {
 	const cJSON *vo = cJSON_GetObjectItemCaseSensitive(root, "video");
 	char ctx[1100];
@@ -588,7 +599,8 @@ static int read_trajectory(const char *path, struct recording *rec)
 		if (rc)
 			break;
 		if (rec->ntraj && s.t_ns <= rec->traj[rec->ntraj - 1].t_ns) {
-			rc = csv_err(c, ENG_EINVAL, "timestamps out of order (t_ns %lld after %lld)",
+			rc = csv_err(c, ENG_EINVAL,
+				     "timestamps out of order (t_ns %lld after %lld)",
 				     (long long)s.t_ns, (long long)rec->traj[rec->ntraj - 1].t_ns);
 			break;
 		}
@@ -606,7 +618,9 @@ static int read_gaze(const char *path, struct recording *rec)
 {
 	struct csv *c = NULL;
 	size_t col[8], cap = 0, k;
-	static const char *const names[8] = { "t_ns", "ox", "oy", "oz", "dx", "dy", "dz", "depth_m" };
+	static const char *const names[8] = {
+		"t_ns", "ox", "oy", "oz", "dx", "dy", "dz", "depth_m"
+	};
 	int rc;
 
 	rc = csv_open(path, &c);
@@ -642,7 +656,8 @@ static int read_gaze(const char *path, struct recording *rec)
 			break;
 		}
 		if (rec->ngaze && g.t_ns < rec->gaze[rec->ngaze - 1].t_ns) {
-			rc = csv_err(c, ENG_EINVAL, "timestamps out of order (t_ns %lld after %lld)",
+			rc = csv_err(c, ENG_EINVAL,
+				     "timestamps out of order (t_ns %lld after %lld)",
 				     (long long)g.t_ns, (long long)rec->gaze[rec->ngaze - 1].t_ns);
 			break;
 		}
@@ -723,7 +738,8 @@ static int read_actions(const char *path, struct recording *rec)
 			rc = err_set(ENG_ERANGE, "%s.step_id: out of range", ctx);
 			goto out;
 		}
-		rc = recording__reserve(&rec->actions, &cap, rec->nactions + 1, sizeof(*rec->actions));
+		rc = recording__reserve(&rec->actions, &cap, rec->nactions + 1,
+					sizeof(*rec->actions));
 		if (rc)
 			goto out;
 		a = &rec->actions[rec->nactions];
@@ -736,13 +752,15 @@ static int read_actions(const char *path, struct recording *rec)
 		if (obj) {
 			a->object = recording_find_object(rec, obj);
 			if (a->object < 0) {
-				rc = err_set(ENG_EINVAL, "%s.object: unknown object id '%.64s'", ctx, obj);
+				rc = err_set(ENG_EINVAL, "%s.object: unknown object id '%.64s'",
+					     ctx, obj);
 				goto out;
 			}
 		}
 		if (hand && parse_hand(hand, &a->hand)) {
 			rc = err_set(ENG_EPARSE,
-				     "%s.hand: expected \"left\", \"right\", \"both\" or \"none\"", ctx);
+				     "%s.hand: expected \"left\", \"right\", \"both\" or \"none\"",
+				     ctx);
 			goto out;
 		}
 		a->description = strdup(desc);
@@ -769,18 +787,136 @@ bool recording__detect_native(const char *path)
 	return recording__is_file(path, "recording.json");
 }
 
+/* The keys of recording.json's streams object, by stream. */
+static const char *const stream_keys[S_COUNT] = { "trajectory", "gaze", "objects", "object_poses",
+						  "actions" };
+
+/*
+ * Checks the top of recording.json (root, read from file): its format,
+ * its id (to *id, pointing into root) and its up axis.
+ */
+static int read_header(const cJSON *root, const char *file, const char **id)
+{
+	const char *fmt = NULL;
+	char ctx[1100];
+	double u[3];
+	int rc;
+
+	snprintf(ctx, sizeof(ctx), "%s:", file);
+	rc = jsonfile_str(root, "format", true, ctx, &fmt);
+	if (!rc && strcmp(fmt, NATIVE_FORMAT))
+		rc = err_set(ENG_EPARSE, "%s: format: '%.64s' is not \"%s\"", file, fmt,
+			     NATIVE_FORMAT);
+	rc = rc ? rc : jsonfile_str(root, "id", true, ctx, id);
+	if (rc)
+		return rc;
+	if (!**id || strlen(*id) > 200)
+		return err_set(ENG_EPARSE, "%s: id: must have 1 to 200 characters", file);
+	rc = jsonfile_vec(root, "up", 3, true, ctx, u);
+	if (rc)
+		return rc;
+	if (u[0] != 0 || u[1] != 0 || u[2] != 1)
+		return err_set(ENG_EINVAL, "%s: up: must be [0,0,1] (the world is +Z up)", file);
+	return 0;
+}
+
+/*
+ * The file of each stream that recording.json (root, read from file)
+ * lists, into name[] (pointing into root, NULL for a stream not there):
+ * no unknown stream, a trajectory, relative paths, object poses only
+ * with objects.
+ */
+static int read_stream_names(const cJSON *root, const char *file, const char *name[S_COUNT])
+{
+	const cJSON *streams, *it;
+	char ctx[1100];
+	int rc, k;
+
+	streams = cJSON_GetObjectItemCaseSensitive(root, "streams");
+	if (!cJSON_IsObject(streams))
+		return err_set(ENG_EPARSE, "%s: streams: missing or not an object", file);
+	snprintf(ctx, sizeof(ctx), "%s: streams", file);
+	cJSON_ArrayForEach(it, streams) {
+		for (k = 0; k < S_COUNT; k++)
+			if (it->string && !strcmp(it->string, stream_keys[k]))
+				break;
+		if (k == S_COUNT)
+			return err_set(ENG_EPARSE, "%s.%.64s: unknown stream", ctx,
+				       it->string ? it->string : "");
+	}
+	for (k = 0; k < S_COUNT; k++) {
+		rc = jsonfile_str(streams, stream_keys[k], k == S_TRAJ, ctx, &name[k]);
+		if (!rc && name[k])
+			rc = check_rel_path(ctx, stream_keys[k], name[k]);
+		if (rc)
+			return rc;
+	}
+	if (name[S_POSES] && !name[S_OBJECTS])
+		return err_set(ENG_EPARSE, "%s.object_poses: needs an objects stream", ctx);
+	return 0;
+}
+
+/*
+ * Reads each stream of name[] (files under path) into rec, in stream
+ * order; objects without an object_poses stream get their rest poses.
+ */
+static int read_streams(const char *path, struct recording *rec, const char *const name[S_COUNT])
+{
+	char *p;
+	int rc, k;
+
+	for (k = 0; k < S_COUNT; k++) {
+		if (!name[k])
+			continue;
+		p = recording__path(path, name[k]);
+		if (!p)
+			return ENG_ENOMEM;
+		switch (k) {
+		case S_TRAJ: rc = read_trajectory(p, rec); break;
+		case S_GAZE: rc = read_gaze(p, rec); break;
+		case S_OBJECTS: rc = recording__read_objects(p, rec); break;
+		case S_POSES: rc = recording__read_object_poses(p, rec); break;
+		default: rc = read_actions(p, rec); break;
+		}
+		free(p);
+		if (rc)
+			return rc;
+		if (k == S_OBJECTS && !name[S_POSES]) {
+			rc = recording__read_object_poses(NULL, rec);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Points rec's info_*.file at copies of the stream files, owned by rec. */
+static int set_stream_files(struct recording *rec, const char *const name[S_COUNT])
+{
+	struct rec_stream_info *si[4] = { &rec->info_traj, &rec->info_gaze, &rec->info_objects,
+					  &rec->info_actions };
+	int src[4] = { S_TRAJ, S_GAZE, name[S_POSES] ? S_POSES : S_OBJECTS, S_ACTIONS };
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		if (!name[src[k]])
+			continue;
+		rec->info_own[k] = strdup(name[src[k]]);
+		if (!rec->info_own[k])
+			return ENG_ENOMEM;
+		si[k]->file = rec->info_own[k];
+	}
+	return 0;
+}
+
 int recording__load_native(const char *path, struct recording *rec)
 {
-	static const char *const keys[S_COUNT] = { "trajectory", "gaze", "objects",
-						   "object_poses", "actions" };
-	char *file = NULL, *p = NULL;
+	char *file = NULL;
 	const char *name[S_COUNT] = { NULL };
 	cJSON *root = NULL;
-	const cJSON *streams, *it;
-	const char *fmt = NULL, *id = NULL;
-	char ctx[1100];
+	const char *id = NULL;
 	bool have_t0 = false;
-	int rc = 0, k;
+	int rc = 0;
 
 	file = recording__path(path, "recording.json");
 	if (!file)
@@ -792,111 +928,24 @@ int recording__load_native(const char *path, struct recording *rec)
 		rc = err_set(ENG_EPARSE, "%s: expected a JSON object", file);
 		goto out;
 	}
-	snprintf(ctx, sizeof(ctx), "%s:", file);
-	rc = jsonfile_str(root, "format", true, ctx, &fmt);
-	if (!rc && strcmp(fmt, NATIVE_FORMAT))
-		rc = err_set(ENG_EPARSE, "%s: format: '%.64s' is not \"%s\"", file, fmt, NATIVE_FORMAT);
-	rc = rc ? rc : jsonfile_str(root, "id", true, ctx, &id);
-	if (rc)
-		goto out;
-	if (!*id || strlen(id) > 200) {
-		rc = err_set(ENG_EPARSE, "%s: id: must have 1 to 200 characters", file);
-		goto out;
-	}
-	{
-		double u[3];
-
-		rc = jsonfile_vec(root, "up", 3, true, ctx, u);
-		if (rc)
-			goto out;
-		if (u[0] != 0 || u[1] != 0 || u[2] != 1) {
-			rc = err_set(ENG_EINVAL, "%s: up: must be [0,0,1] (the world is +Z up)", file);
-			goto out;
-		}
-	}
-	rc = read_camera(root, file, &rec->camera);
+	rc = read_header(root, file, &id);
+	rc = rc ? rc : read_camera(root, file, &rec->camera);
 	rc = rc ? rc : read_video(root, file, &rec->video, &have_t0);
+	rc = rc ? rc : read_stream_names(root, file, name);
 	if (rc)
 		goto out;
-	streams = cJSON_GetObjectItemCaseSensitive(root, "streams");
-	if (!cJSON_IsObject(streams)) {
-		rc = err_set(ENG_EPARSE, "%s: streams: missing or not an object", file);
-		goto out;
-	}
-	snprintf(ctx, sizeof(ctx), "%s: streams", file);
-	cJSON_ArrayForEach(it, streams) {
-		for (k = 0; k < S_COUNT; k++)
-			if (it->string && !strcmp(it->string, keys[k]))
-				break;
-		if (k == S_COUNT) {
-			rc = err_set(ENG_EPARSE, "%s.%.64s: unknown stream", ctx,
-				     it->string ? it->string : "");
-			goto out;
-		}
-	}
-	for (k = 0; k < S_COUNT; k++) {
-		rc = jsonfile_str(streams, keys[k], k == S_TRAJ, ctx, &name[k]);
-		if (!rc && name[k])
-			rc = check_rel_path(ctx, keys[k], name[k]);
-		if (rc)
-			goto out;
-	}
-	if (name[S_POSES] && !name[S_OBJECTS]) {
-		rc = err_set(ENG_EPARSE, "%s.object_poses: needs an objects stream", ctx);
-		goto out;
-	}
 	rec->id = strdup(id);
 	if (!rec->id) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-
-	for (k = 0; k < S_COUNT; k++) {
-		if (!name[k])
-			continue;
-		p = recording__path(path, name[k]);
-		if (!p) {
-			rc = ENG_ENOMEM;
-			goto out;
-		}
-		switch (k) {
-		case S_TRAJ: rc = read_trajectory(p, rec); break;
-		case S_GAZE: rc = read_gaze(p, rec); break;
-		case S_OBJECTS: rc = recording__read_objects(p, rec); break;
-		case S_POSES: rc = recording__read_object_poses(p, rec); break;
-		default: rc = read_actions(p, rec); break;
-		}
-		free(p);
-		p = NULL;
-		if (rc)
-			goto out;
-		if (k == S_OBJECTS && !name[S_POSES]) {
-			rc = recording__read_object_poses(NULL, rec);
-			if (rc)
-				goto out;
-		}
-	}
-	/* info_*.file point at copies owned by rec */
-	{
-		struct rec_stream_info *si[4] = { &rec->info_traj, &rec->info_gaze,
-						  &rec->info_objects, &rec->info_actions };
-		int src[4] = { S_TRAJ, S_GAZE, name[S_POSES] ? S_POSES : S_OBJECTS, S_ACTIONS };
-
-		for (k = 0; k < 4; k++) {
-			if (!name[src[k]])
-				continue;
-			rec->info_own[k] = strdup(name[src[k]]);
-			if (!rec->info_own[k]) {
-				rc = ENG_ENOMEM;
-				goto out;
-			}
-			si[k]->file = rec->info_own[k];
-		}
-	}
+	rc = read_streams(path, rec, name);
+	rc = rc ? rc : set_stream_files(rec, name);
+	if (rc)
+		goto out;
 	if (rec->video.path && !have_t0)
 		rec->video.t0_ns = rec->traj[0].t_ns;
 out:
-	free(p);
 	free(file);
 	cJSON_Delete(root);
 	return rc;

@@ -34,12 +34,19 @@
 struct gz {
 	struct synth_recording *s;
 	struct synth__rng *rng;
-	struct synth__attn *attn;   /* sorted by t0 */
+	struct synth__attn *attn; /* sorted by t0 */
 	size_t nattn;
-	struct pose *cam;           /* camera pose per gaze sample */
+	struct pose *cam; /* camera pose per gaze sample */
 	size_t n;
 	size_t fix_cap;
-	long recent[3];             /* last fixated objects, newest first */
+	long recent[3];            /* last fixated objects, newest first */
+	double (*dirs)[3];         /* the fixation being planned: directions, */
+	float *depths;             /* depths, */
+	size_t maxfix;             /* and their capacity (1.2 s of samples) */
+	double gprev[3];           /* the last gaze direction written */
+	bool have_prev;            /* gprev was written (not its initial value) */
+	long prev_obj;             /* object of the last fixation, -1 after free gaze */
+	double eye_yaw, eye_pitch; /* eye-in-head angles of free gaze, rad */
 };
 
 static int64_t gaze_ns(size_t k)
@@ -164,14 +171,13 @@ static bool aim_ok(const struct gz *g, size_t k, long obj, const double a[3], do
 
 /* Where a fixation aims: box centre + a fixed offset + a slow drift (object frame). */
 struct aim {
-	double off[3];   /* fixed offset, m */
-	double amp[3];   /* drift amplitude, m */
-	double freq[3];  /* drift frequency, Hz */
+	double off[3];  /* fixed offset, m */
+	double amp[3];  /* drift amplitude, m */
+	double freq[3]; /* drift frequency, Hz */
 	double phase[3];
 };
 
-static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t k,
-		      double a[3])
+static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t k, double a[3])
 {
 	double t = (double)gaze_ns(k) * 1e-9;
 	struct pose p;
@@ -180,8 +186,8 @@ static void aim_point(const struct gz *g, long obj, const struct aim *am, size_t
 
 	synth_object_pose_at(g->s, (size_t)obj, gaze_ns(k), &p);
 	for (j = 0; j < 3; j++)
-		l[j] = (float)(am->off[j] + am->amp[j] * sin(2 * M_PI * am->freq[j] * t +
-							      am->phase[j]));
+		l[j] = (float)(am->off[j] +
+			       am->amp[j] * sin(2 * M_PI * am->freq[j] * t + am->phase[j]));
 	pose_apply(&p, l, w);
 	for (j = 0; j < 3; j++)
 		a[j] = (double)w[j];
@@ -323,130 +329,190 @@ static int add_fixation(struct gz *g, long obj, size_t first, size_t count)
 	return 0;
 }
 
+/*
+ * Sets up g for the gaze of s: the attention spans sorted by start, the
+ * camera pose of each gaze sample (every other one halfway between two
+ * trajectory frames), s->gaze allocated for them, and the arrays of a
+ * fixation plan.
+ */
+static int gz_init(struct gz *g, struct synth_recording *s, const struct synth__attn *attn,
+		   size_t nattn, struct synth__rng *rng)
+{
+	size_t i;
+
+	memset(g, 0, sizeof(*g));
+	g->s = s;
+	g->rng = rng;
+	g->n = 2 * (s->ntraj - 1) + 1;
+	g->recent[0] = g->recent[1] = g->recent[2] = -1;
+	g->maxfix = (size_t)(1.2 * SYNTH_GAZE_HZ) + 2;
+	g->gprev[0] = 1;
+	g->prev_obj = -1;
+	g->eye_pitch = -6 * DEG;
+	s->gaze = calloc(g->n, sizeof(*s->gaze));
+	g->cam = malloc(g->n * sizeof(*g->cam));
+	g->attn = malloc((nattn ? nattn : 1) * sizeof(*g->attn));
+	g->dirs = malloc(g->maxfix * sizeof(*g->dirs));
+	g->depths = malloc(g->maxfix * sizeof(*g->depths));
+	if (!s->gaze || !g->cam || !g->attn || !g->dirs || !g->depths)
+		return err_set(ENG_ENOMEM, "synth: out of memory");
+	if (nattn)
+		memcpy(g->attn, attn, nattn * sizeof(*attn));
+	g->nattn = nattn;
+	qsort(g->attn, nattn, sizeof(*g->attn), cmp_attn);
+	for (i = 0; i < g->n; i++) {
+		if (i % 2 == 0)
+			g->cam[i] = s->traj[i / 2].pose;
+		else
+			pose_interp(&s->traj[i / 2].pose, &s->traj[i / 2 + 1].pose, 0.5f,
+				    &g->cam[i]);
+	}
+	return 0;
+}
+
+/* Frees what gz_init() allocated in g, except s->gaze (s owns it). */
+static void gz_release(struct gz *g)
+{
+	free(g->dirs);
+	free(g->depths);
+	free(g->cam);
+	free(g->attn);
+}
+
+/*
+ * Picks a target for a fixation from sample k: up to 4 tries, each
+ * drawing a candidate by weight and a length, and planning the fixation
+ * into g->dirs and g->depths; a candidate whose plan is too short is
+ * dropped. Returns the fixation's sample count (0: none), with its object
+ * and the saccade's intervals to *obj and *ks.
+ */
+static size_t pick_fixation(struct gz *g, size_t k, long *obj, int *ks)
+{
+	long cand[256], att = attended(g, gaze_ns(k));
+	double w[256];
+	size_t nc = 0, got = 0;
+	int tries;
+
+	if (k > 0)
+		nc = candidates(g, k, g->gprev, g->have_prev, g->prev_obj, att, cand, w,
+				ARRAY_SIZE(cand));
+	for (tries = 0; tries < 4 && nc > 0 && k + 3 < g->n; tries++) {
+		double sum = 0, r;
+		size_t c, want;
+		struct aim am;
+
+		for (c = 0; c < nc; c++)
+			sum += w[c];
+		r = synth__rng_range(g->rng, 0, sum);
+		for (c = 0; c + 1 < nc && r >= w[c]; c++)
+			r -= w[c];
+		*obj = cand[c];
+		want = (size_t)lround(synth__rng_range(g->rng, *obj == att ? 0.35 : 0.2, 1.2) *
+				      SYNTH_GAZE_HZ) +
+		       1;
+		if (want > g->maxfix)
+			want = g->maxfix;
+		new_aim(g, *obj, &am);
+		got = plan_fix(g, k, *obj, &am, g->gprev, g->have_prev, want, g->dirs, g->depths,
+			       ks);
+		if (got >= FIX_MIN_SAMPLES)
+			break;
+		got = 0;
+		cand[c] = cand[nc - 1];
+		w[c] = w[nc - 1];
+		nc--;
+	}
+	return got;
+}
+
+/*
+ * Writes the planned fixation on obj from sample *k: the saccade's ks - 1
+ * samples from g->gprev, then its got samples, recorded as a fixation;
+ * *k moves past it.
+ */
+static int write_fixation(struct gz *g, size_t *k, long obj, int ks, size_t got)
+{
+	size_t f0 = *k + (size_t)ks - 1, j;
+	int rc;
+
+	/* Saccade samples between the last sample and the fixation. */
+	for (j = 1; j < (size_t)ks; j++) {
+		double d[3];
+
+		vslerp(g->gprev, g->dirs[0], (double)j / ks, d);
+		put(g, *k + j - 1, d, free_depth(g, *k + j - 1, d), -1);
+	}
+	for (j = 0; j < got; j++)
+		put(g, f0 + j, g->dirs[j], g->depths[j], (long)g->s->nfixations);
+	rc = add_fixation(g, obj, f0, got);
+	if (rc)
+		return rc;
+	memcpy(g->gprev, g->dirs[got - 1], sizeof(g->gprev));
+	g->have_prev = true;
+	g->prev_obj = obj;
+	g->recent[2] = g->recent[1];
+	g->recent[1] = g->recent[0];
+	g->recent[0] = obj;
+	*k = f0 + got;
+	return 0;
+}
+
+/* Free gaze along the head for 100 ms from sample *k: the eyes wander slowly. */
+static void free_gaze(struct gz *g, size_t *k)
+{
+	size_t i;
+
+	for (i = 0; i < 6 && *k < g->n; i++, (*k)++) {
+		double d[3];
+		struct pose *c = &g->cam[*k];
+		vec3 lc, wd;
+
+		g->eye_yaw = fmax(-10 * DEG,
+				  fmin(10 * DEG,
+				       g->eye_yaw + synth__rng_range(g->rng, -0.2, 0.2) * DEG));
+		g->eye_pitch = fmax(-14 * DEG,
+				    fmin(2 * DEG,
+					 g->eye_pitch + synth__rng_range(g->rng, -0.2, 0.2) * DEG));
+		lc[0] = (float)(sin(-g->eye_yaw) * cos(g->eye_pitch));
+		lc[1] = (float)(-sin(g->eye_pitch));
+		lc[2] = (float)(cos(g->eye_yaw) * cos(g->eye_pitch));
+		pose_rotate(c, lc, wd);
+		d[0] = (double)wd[0];
+		d[1] = (double)wd[1];
+		d[2] = (double)wd[2];
+		vnorm(d);
+		put(g, *k, d, free_depth(g, *k, d), -1);
+		memcpy(g->gprev, d, sizeof(g->gprev));
+	}
+	g->have_prev = true;
+	g->prev_obj = -1;
+}
+
 int synth__gaze(struct synth_recording *s, const struct synth__attn *attn, size_t nattn,
 		struct synth__rng *rng)
 {
 	struct gz g;
-	double (*dirs)[3] = NULL;
-	float *depths = NULL;
-	double gprev[3] = { 1, 0, 0 }, eye_yaw = 0, eye_pitch = -6 * DEG;
-	size_t k = 0, i, maxfix = (size_t)(1.2 * SYNTH_GAZE_HZ) + 2;
-	long prev_obj = -1;
-	bool have_prev = false;
-	int rc = 0;
+	size_t k = 0;
+	int rc;
 
-	memset(&g, 0, sizeof(g));
-	g.s = s;
-	g.rng = rng;
-	g.n = 2 * (s->ntraj - 1) + 1;
-	g.recent[0] = g.recent[1] = g.recent[2] = -1;
-	s->gaze = calloc(g.n, sizeof(*s->gaze));
-	g.cam = malloc(g.n * sizeof(*g.cam));
-	g.attn = malloc((nattn ? nattn : 1) * sizeof(*g.attn));
-	dirs = malloc(maxfix * sizeof(*dirs));
-	depths = malloc(maxfix * sizeof(*depths));
-	if (!s->gaze || !g.cam || !g.attn || !dirs || !depths) {
-		rc = err_set(ENG_ENOMEM, "synth: out of memory");
+	rc = gz_init(&g, s, attn, nattn, rng);
+	if (rc)
 		goto out;
-	}
-	if (nattn)
-		memcpy(g.attn, attn, nattn * sizeof(*attn));
-	g.nattn = nattn;
-	qsort(g.attn, nattn, sizeof(*g.attn), cmp_attn);
-	for (i = 0; i < g.n; i++) {
-		if (i % 2 == 0)
-			g.cam[i] = s->traj[i / 2].pose;
-		else
-			pose_interp(&s->traj[i / 2].pose, &s->traj[i / 2 + 1].pose, 0.5f, &g.cam[i]);
-	}
 	s->ngaze = g.n;
-
 	while (k < g.n) {
-		long cand[256], att = attended(&g, gaze_ns(k));
-		double w[256];
-		size_t nc = 0, got = 0;
-		int tries, ks = 2;
 		long obj = -1;
+		int ks = 2;
+		size_t got = pick_fixation(&g, k, &obj, &ks);
 
-		if (k > 0)
-			nc = candidates(&g, k, gprev, have_prev, prev_obj, att, cand, w,
-					ARRAY_SIZE(cand));
-		for (tries = 0; tries < 4 && nc > 0 && k + 3 < g.n; tries++) {
-			double sum = 0, r;
-			size_t c, want;
-			struct aim am;
-
-			for (c = 0; c < nc; c++)
-				sum += w[c];
-			r = synth__rng_range(rng, 0, sum);
-			for (c = 0; c + 1 < nc && r >= w[c]; c++)
-				r -= w[c];
-			obj = cand[c];
-			want = (size_t)lround(synth__rng_range(rng, obj == att ? 0.35 : 0.2, 1.2) *
-					      SYNTH_GAZE_HZ) + 1;
-			if (want > maxfix)
-				want = maxfix;
-			new_aim(&g, obj, &am);
-			got = plan_fix(&g, k, obj, &am, gprev, have_prev, want, dirs, depths, &ks);
-			if (got >= FIX_MIN_SAMPLES)
-				break;
-			got = 0;
-			cand[c] = cand[nc - 1];
-			w[c] = w[nc - 1];
-			nc--;
-		}
 		if (got) {
-			size_t f0 = k + (size_t)ks - 1, j;
-
-			/* Saccade samples between the last sample and the fixation. */
-			for (j = 1; j < (size_t)ks; j++) {
-				double d[3];
-
-				vslerp(gprev, dirs[0], (double)j / ks, d);
-				put(&g, k + j - 1, d, free_depth(&g, k + j - 1, d), -1);
-			}
-			for (j = 0; j < got; j++)
-				put(&g, f0 + j, dirs[j], depths[j], (long)s->nfixations);
-			rc = add_fixation(&g, obj, f0, got);
+			rc = write_fixation(&g, &k, obj, ks, got);
 			if (rc)
 				goto out;
-			memcpy(gprev, dirs[got - 1], sizeof(gprev));
-			have_prev = true;
-			prev_obj = obj;
-			g.recent[2] = g.recent[1];
-			g.recent[1] = g.recent[0];
-			g.recent[0] = obj;
-			k = f0 + got;
 			continue;
 		}
-		/* Free gaze along the head for 100 ms: the eyes wander slowly. */
-		for (i = 0; i < 6 && k < g.n; i++, k++) {
-			double d[3];
-			struct pose *c = &g.cam[k];
-			vec3 lc, wd;
-
-			eye_yaw = fmax(-10 * DEG, fmin(10 * DEG, eye_yaw +
-						       synth__rng_range(rng, -0.2, 0.2) * DEG));
-			eye_pitch = fmax(-14 * DEG, fmin(2 * DEG, eye_pitch +
-							 synth__rng_range(rng, -0.2, 0.2) * DEG));
-			lc[0] = (float)(sin(-eye_yaw) * cos(eye_pitch));
-			lc[1] = (float)(-sin(eye_pitch));
-			lc[2] = (float)(cos(eye_yaw) * cos(eye_pitch));
-			pose_rotate(c, lc, wd);
-			d[0] = (double)wd[0];
-			d[1] = (double)wd[1];
-			d[2] = (double)wd[2];
-			vnorm(d);
-			put(&g, k, d, free_depth(&g, k, d), -1);
-			memcpy(gprev, d, sizeof(gprev));
-		}
-		have_prev = true;
-		prev_obj = -1;
+		free_gaze(&g, &k);
 	}
 out:
-	free(dirs);
-	free(depths);
-	free(g.cam);
-	free(g.attn);
+	gz_release(&g);
 	return rc;
 }

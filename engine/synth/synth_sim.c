@@ -47,11 +47,11 @@ enum carry_phase { CARRY_NONE = 0, CARRY_PICK, CARRY_HOLD, CARRY_PLACE };
 
 struct carry_state {
 	enum carry_phase phase;
-	long obj;            /* carried object */
-	size_t carry;        /* index into s->carries */
-	struct pose from;    /* rest pose before the pick */
-	struct pose to;      /* rest pose after the place */
-	double alpha;        /* progress of the pick or place, set per frame */
+	long obj;         /* carried object */
+	size_t carry;     /* index into s->carries */
+	struct pose from; /* rest pose before the pick */
+	struct pose to;   /* rest pose after the place */
+	double alpha;     /* progress of the pick or place, set per frame */
 	enum rec_hand hand;
 };
 
@@ -65,26 +65,26 @@ struct sim {
 	struct synth_recording *s;
 	const struct synth__scene_tpl *sc;
 	struct synth__rng *rng;
-	size_t nfurn_end;     /* objects [4, nfurn_end) are furniture, then items */
+	size_t nfurn_end; /* objects [4, nfurn_end) are furniture, then items */
 
-	struct grid g;        /* route planning grid over walls and furniture */
+	struct grid g; /* route planning grid over walls and furniture */
 	uint8_t *cells;
 	struct astar_ws *ws;
 	int32_t *path;
 	size_t path_cap;
-	double *wp;           /* route waypoints x0, y0, x1, y1, ... */
+	double *wp; /* route waypoints x0, y0, x1, y1, ... */
 
-	size_t frame;         /* frames written to s->traj */
-	bool done;            /* the recording is full */
-	bool ending;          /* not enough time left for another action: idle */
-	double x, y, z;       /* camera position */
-	double yaw, pitch;    /* heading from +X (CCW) and pitch (up +), rad */
-	double wyaw, wpitch;  /* their rates, rad/s */
-	double v;             /* walking speed, m/s */
-	double bob;           /* bob phase, rad */
+	size_t frame;        /* frames written to s->traj */
+	bool done;           /* the recording is full */
+	bool ending;         /* not enough time left for another action: idle */
+	double x, y, z;      /* camera position */
+	double yaw, pitch;   /* heading from +X (CCW) and pitch (up +), rad */
+	double wyaw, wpitch; /* their rates, rad/s */
+	double v;            /* walking speed, m/s */
+	double bob;          /* bob phase, rad */
 
-	struct pose *rest;    /* per object: rest pose (items) */
-	long *on;             /* per object: furniture it rests on, -1 if carried or none */
+	struct pose *rest; /* per object: rest pose (items) */
+	long *on;          /* per object: furniture it rests on, -1 if carried or none */
 	struct carry_state carry;
 
 	struct sample *smp;
@@ -93,9 +93,9 @@ struct sim {
 	struct synth__attn *attn;
 	size_t nattn, attn_cap;
 
-	const char *goal;     /* goal being worked on */
+	const char *goal; /* goal being worked on */
 	size_t goal_index;
-	int rc;               /* first error (ENG_ENOMEM), sticky */
+	int rc; /* first error (ENG_ENOMEM), sticky */
 };
 
 /* ======================= Small helpers ======================= */
@@ -238,8 +238,8 @@ static void carry_sample(struct sim *m, int64_t t)
 		double v = h[k];
 
 		if (c->phase == CARRY_PICK)
-			v = e <= 0 ? (double)c->from.t[k] : (double)c->from.t[k] +
-				(h[k] - (double)c->from.t[k]) * e;
+			v = e <= 0 ? (double)c->from.t[k]
+				   : (double)c->from.t[k] + (h[k] - (double)c->from.t[k]) * e;
 		else if (c->phase == CARRY_PLACE)
 			v = e >= 1 ? (double)c->to.t[k] : h[k] + ((double)c->to.t[k] - h[k]) * e;
 		sp->ps.pose.t[k] = (float)v;
@@ -376,6 +376,192 @@ static long pick_look_target(struct sim *m, double lo, double hi, double ref_yaw
 	return cand[synth__rng_below(m->rng, n)];
 }
 
+/* A walk along the route in m->wp, while walk_to() steps it frame by frame. */
+struct walk {
+	size_t nwp;           /* waypoints in m->wp */
+	double len;           /* length of the route, m */
+	double sd;            /* distance walked so far, m */
+	double want_yaw;      /* heading the head turns toward */
+	double glance_at;     /* distance at which to glance aside, -1: no glance */
+	double glance_end;    /* distance at which the glance ends, -1: none (left) */
+	long glance;          /* object glanced at now, -1: none */
+	int64_t t_glance;     /* when that glance began */
+	long attn;            /* object attended to over the last 1.5 m, -1: none */
+	int64_t t_attn;       /* when that began, -1: not yet */
+	const double *face_p; /* point to face over the last 0.8 m, or NULL */
+};
+
+/* Length of leg k (from waypoint k - 1 to k) of the route in m->wp. */
+static double leg_len(const struct sim *m, size_t k)
+{
+	return hypot(m->wp[2 * k] - m->wp[2 * k - 2], m->wp[2 * k + 1] - m->wp[2 * k - 1]);
+}
+
+/*
+ * Plans the route from cell (sx, sy) to (gx, gy): A* over the grid, then
+ * the cell path string-pulled into straight legs through free cells,
+ * as waypoints in m->wp from the wearer's position; their number and the
+ * route's length go to w.
+ */
+static int plan_route(struct sim *m, int sx, int sy, int gx, int gy, struct walk *w)
+{
+	size_t n = 0, nwp, i;
+	double cost;
+	int rc;
+
+	rc = astar_search(m->ws, sx, sy, gx, gy, &cost);
+	if (!rc)
+		rc = astar_path(m->ws, m->path, m->path_cap, &n);
+	if (rc)
+		return err_set(ENG_ENOTFOUND, "synth: %s: no route from cell (%d, %d) to (%d, %d)",
+			       m->sc->name, sx, sy, gx, gy);
+	m->wp[0] = m->x;
+	m->wp[1] = m->y;
+	nwp = 1;
+	i = 0;
+	while (i + 1 < n) {
+		size_t j = n - 1;
+		int ax = m->path[i] % m->g.w, ay = m->path[i] / m->g.w;
+
+		while (j > i + 1 &&
+		       !grid_line_free(&m->g, ax, ay, m->path[j] % m->g.w, m->path[j] / m->g.w))
+			j--;
+		cell_xy(m, m->path[j] % m->g.w, m->path[j] / m->g.w, &m->wp[2 * nwp],
+			&m->wp[2 * nwp + 1]);
+		nwp++;
+		i = j;
+	}
+	w->nwp = nwp;
+	w->len = 0;
+	for (i = 1; i < nwp; i++)
+		w->len += leg_len(m, i);
+	return 0;
+}
+
+/* Turns toward the first leg before setting off (at most 4 s). */
+static void turn_to_route(struct sim *m, struct walk *w)
+{
+	int turn;
+
+	for (turn = 0; turn < 4 * SYNTH_TRAJ_HZ && !m->done; turn++) {
+		w->want_yaw = atan2(m->wp[3] - m->y, m->wp[2] - m->x);
+		if (fabs(wrap(w->want_yaw - m->yaw)) < 75 * DEG)
+			break;
+		tick(m, w->want_yaw, WALK_PITCH);
+	}
+}
+
+/* On a route over 2 m, 40% of the time: where a glance aside begins and ends. */
+static void plan_glance(struct sim *m, struct walk *w)
+{
+	if (w->len > 2.0 && synth__rng_range(m->rng, 0, 1) < 0.4) {
+		w->glance_at = synth__rng_range(m->rng, 0.2, 0.5) * w->len;
+		w->glance_end = w->glance_at + synth__rng_range(m->rng, 0.6, 1.0) * WALK_VMAX;
+	}
+}
+
+/*
+ * The speed for this frame, slowing for the next corner, the end of the
+ * route and a sharp turn of the head, and the distance walked with it.
+ */
+static void walk_speed(struct sim *m, struct walk *w)
+{
+	double acc = 0, d_corner = 1e9, vlim;
+	size_t k;
+
+	/* Distance to the next corner and the end. */
+	for (k = 1; k < w->nwp; k++) {
+		double l = leg_len(m, k);
+
+		if (acc + l > w->sd) {
+			if (k + 1 < w->nwp)
+				d_corner = acc + l - w->sd;
+			break;
+		}
+		acc += l;
+	}
+	vlim = fmin(WALK_VMAX, sqrt(WALK_VCORNER * WALK_VCORNER + 2 * WALK_ACC * d_corner));
+	vlim = fmin(vlim, sqrt(2 * WALK_ACC * (w->len - w->sd)) + 0.08);
+	if (fabs(wrap(w->want_yaw - m->yaw)) > 60 * DEG)
+		vlim = fmin(vlim, 0.35);
+	m->v = fmin(m->v + WALK_ACC * DT, vlim);
+	w->sd = fmin(w->len, w->sd + m->v * DT);
+}
+
+/* The point `target` metres along the route (its end past the end). */
+static void route_point(const struct sim *m, const struct walk *w, double target, double *x,
+			double *y)
+{
+	double ox = m->wp[2 * (w->nwp - 1)], oy = m->wp[2 * (w->nwp - 1) + 1], a2 = 0;
+	size_t q;
+
+	for (q = 1; q < w->nwp; q++) {
+		double x0 = m->wp[2 * q - 2], y0 = m->wp[2 * q - 1];
+		double l = leg_len(m, q);
+
+		if (a2 + l >= target && l > 0) {
+			double u = (target - a2) / l;
+
+			ox = x0 + (m->wp[2 * q] - x0) * u;
+			oy = y0 + (m->wp[2 * q + 1] - y0) * u;
+			break;
+		}
+		a2 += l;
+	}
+	*x = ox;
+	*y = oy;
+}
+
+/*
+ * Moves the wearer to the distance walked, the head's heading toward the
+ * point 0.9 m further on (when that is over 0.2 m away).
+ */
+static void walk_move(struct sim *m, struct walk *w)
+{
+	double px, py, lx, ly;
+
+	route_point(m, w, w->sd, &px, &py);
+	route_point(m, w, fmin(w->len, w->sd + 0.9), &lx, &ly);
+	if (w->sd >= w->len) {
+		px = m->wp[2 * (w->nwp - 1)];
+		py = m->wp[2 * (w->nwp - 1) + 1];
+	}
+	m->x = px;
+	m->y = py;
+	if (hypot(lx - px, ly - py) > 0.2)
+		w->want_yaw = atan2(ly - py, lx - px);
+}
+
+/*
+ * Where the head looks this frame, over the heading ahead: a glance at
+ * something aside while one lasts (attended to when it ends), face_p near
+ * the end; and when attention to w->attn begins.
+ */
+static void walk_head(struct sim *m, struct walk *w, double *want_pitch)
+{
+	if (w->glance_at >= 0 && w->sd >= w->glance_at && w->glance < 0 && w->glance_end > 0) {
+		w->glance = pick_look_target(m, 25, 70, w->want_yaw);
+		w->t_glance = frame_ns(m->frame);
+		if (w->glance < 0)
+			w->glance_end = -1;
+	}
+	if (w->glance >= 0 && w->sd < w->glance_end) {
+		double p[3];
+
+		work_point(m, w->glance, p);
+		look_at(m, p, &w->want_yaw, want_pitch);
+	} else if (w->glance >= 0) {
+		push_attn(m, w->t_glance, frame_ns(m->frame), w->glance);
+		w->glance = -1;
+		w->glance_end = -1;
+	}
+	if (w->face_p && w->len - w->sd < 0.8 && w->glance < 0 &&
+	    hypot(w->face_p[0] - m->x, w->face_p[1] - m->y) > 0.3)
+		look_at(m, w->face_p, &w->want_yaw, want_pitch);
+	if (w->attn >= 0 && w->t_attn < 0 && w->len - w->sd < 1.5)
+		w->t_attn = frame_ns(m->frame);
+}
+
 /*
  * Walks to cell (gx, gy): turns toward the route, then follows it with a
  * speed profile that slows at corners and stops at the end, the head
@@ -385,139 +571,38 @@ static long pick_look_target(struct sim *m, double lo, double hi, double ref_yaw
  */
 static int walk_to(struct sim *m, int gx, int gy, long attn, const double *face_p)
 {
-	size_t n = 0, nwp = 0, i;
-	double cost, len = 0, sd = 0, want_yaw = m->yaw, glance_at = -1, glance_end = -1;
-	long glance = -1;
-	int sx, sy, rc, turn;
-	int64_t t_glance = 0, t_attn = -1;
+	struct walk w;
+	int sx, sy, rc;
 
 	if (cell_of(m, m->x, m->y, &sx, &sy))
 		return err_set(ENG_ENOTFOUND, "synth: wearer outside the room");
 	if (sx == gx && sy == gy)
 		return 0;
-	rc = astar_search(m->ws, sx, sy, gx, gy, &cost);
-	if (!rc)
-		rc = astar_path(m->ws, m->path, m->path_cap, &n);
+	memset(&w, 0, sizeof(w));
+	w.want_yaw = m->yaw;
+	w.glance_at = -1;
+	w.glance_end = -1;
+	w.glance = -1;
+	w.attn = attn;
+	w.t_attn = -1;
+	w.face_p = face_p;
+	rc = plan_route(m, sx, sy, gx, gy, &w);
 	if (rc)
-		return err_set(ENG_ENOTFOUND, "synth: %s: no route from cell (%d, %d) to (%d, %d)",
-			       m->sc->name, sx, sy, gx, gy);
-	/* String-pull the cell path into straight legs through free cells. */
-	m->wp[0] = m->x;
-	m->wp[1] = m->y;
-	nwp = 1;
-	i = 0;
-	while (i + 1 < n) {
-		size_t j = n - 1;
-		int ax = m->path[i] % m->g.w, ay = m->path[i] / m->g.w;
+		return rc;
+	turn_to_route(m, &w);
+	plan_glance(m, &w);
+	while (w.sd < w.len && !m->done) {
+		double want_pitch = WALK_PITCH;
 
-		while (j > i + 1 && !grid_line_free(&m->g, ax, ay, m->path[j] % m->g.w,
-						    m->path[j] / m->g.w))
-			j--;
-		cell_xy(m, m->path[j] % m->g.w, m->path[j] / m->g.w, &m->wp[2 * nwp],
-			&m->wp[2 * nwp + 1]);
-		nwp++;
-		i = j;
+		walk_speed(m, &w);
+		walk_move(m, &w);
+		walk_head(m, &w, &want_pitch);
+		tick(m, w.want_yaw, want_pitch);
 	}
-	for (i = 1; i < nwp; i++)
-		len += hypot(m->wp[2 * i] - m->wp[2 * i - 2], m->wp[2 * i + 1] - m->wp[2 * i - 1]);
-
-	/* Turn toward the first leg before setting off. */
-	for (turn = 0; turn < 4 * SYNTH_TRAJ_HZ && !m->done; turn++) {
-		want_yaw = atan2(m->wp[3] - m->y, m->wp[2] - m->x);
-		if (fabs(wrap(want_yaw - m->yaw)) < 75 * DEG)
-			break;
-		tick(m, want_yaw, WALK_PITCH);
-	}
-	if (len > 2.0 && synth__rng_range(m->rng, 0, 1) < 0.4) {
-		glance_at = synth__rng_range(m->rng, 0.2, 0.5) * len;
-		glance_end = glance_at + synth__rng_range(m->rng, 0.6, 1.0) * WALK_VMAX;
-	}
-	while (sd < len && !m->done) {
-		double acc = 0, d_corner = 1e9, vlim, la, want_pitch = WALK_PITCH;
-		double px = m->x, py = m->y, lx = m->x, ly = m->y;
-		size_t k;
-
-		/* Distance to the next corner and the end. */
-		for (k = 1; k < nwp; k++) {
-			double l = hypot(m->wp[2 * k] - m->wp[2 * k - 2],
-					 m->wp[2 * k + 1] - m->wp[2 * k - 1]);
-
-			if (acc + l > sd) {
-				if (k + 1 < nwp)
-					d_corner = acc + l - sd;
-				break;
-			}
-			acc += l;
-		}
-		vlim = fmin(WALK_VMAX, sqrt(WALK_VCORNER * WALK_VCORNER + 2 * WALK_ACC * d_corner));
-		vlim = fmin(vlim, sqrt(2 * WALK_ACC * (len - sd)) + 0.08);
-		if (fabs(wrap(want_yaw - m->yaw)) > 60 * DEG)
-			vlim = fmin(vlim, 0.35);
-		m->v = fmin(m->v + WALK_ACC * DT, vlim);
-		sd = fmin(len, sd + m->v * DT);
-		/* Position and look-ahead point on the polyline. */
-		for (k = 0; k < 2; k++) {
-			double target = k == 0 ? sd : fmin(len, sd + 0.9), a2 = 0;
-			size_t q;
-			double ox = m->wp[2 * (nwp - 1)], oy = m->wp[2 * (nwp - 1) + 1];
-
-			for (q = 1; q < nwp; q++) {
-				double x0 = m->wp[2 * q - 2], y0 = m->wp[2 * q - 1];
-				double l = hypot(m->wp[2 * q] - x0, m->wp[2 * q + 1] - y0);
-
-				if (a2 + l >= target && l > 0) {
-					double u = (target - a2) / l;
-
-					ox = x0 + (m->wp[2 * q] - x0) * u;
-					oy = y0 + (m->wp[2 * q + 1] - y0) * u;
-					break;
-				}
-				a2 += l;
-			}
-			if (k == 0) {
-				px = ox;
-				py = oy;
-			} else {
-				lx = ox;
-				ly = oy;
-			}
-		}
-		if (sd >= len) {
-			px = m->wp[2 * (nwp - 1)];
-			py = m->wp[2 * (nwp - 1) + 1];
-		}
-		m->x = px;
-		m->y = py;
-		la = hypot(lx - px, ly - py);
-		if (la > 0.2)
-			want_yaw = atan2(ly - py, lx - px);
-		if (glance_at >= 0 && sd >= glance_at && glance < 0 && glance_end > 0) {
-			glance = pick_look_target(m, 25, 70, want_yaw);
-			t_glance = frame_ns(m->frame);
-			if (glance < 0)
-				glance_end = -1;
-		}
-		if (glance >= 0 && sd < glance_end) {
-			double p[3];
-
-			work_point(m, glance, p);
-			look_at(m, p, &want_yaw, &want_pitch);
-		} else if (glance >= 0) {
-			push_attn(m, t_glance, frame_ns(m->frame), glance);
-			glance = -1;
-			glance_end = -1;
-		}
-		if (face_p && len - sd < 0.8 && glance < 0 &&
-		    hypot(face_p[0] - m->x, face_p[1] - m->y) > 0.3)
-			look_at(m, face_p, &want_yaw, &want_pitch);
-		if (attn >= 0 && t_attn < 0 && len - sd < 1.5)
-			t_attn = frame_ns(m->frame);
-		tick(m, want_yaw, want_pitch);
-	}
-	if (glance >= 0)
-		push_attn(m, t_glance, frame_ns(m->frame), glance);
-	if (t_attn >= 0)
-		push_attn(m, t_attn, frame_ns(m->frame), attn);
+	if (w.glance >= 0)
+		push_attn(m, w.t_glance, frame_ns(m->frame), w.glance);
+	if (w.t_attn >= 0)
+		push_attn(m, w.t_attn, frame_ns(m->frame), attn);
 	m->v = 0;
 	return 0;
 }
@@ -561,7 +646,7 @@ static void look_around(struct sim *m, int n)
 			work_point(m, obj, p);
 		} else {
 			double a = m->yaw + (synth__rng_range(m->rng, 0, 1) < 0.5 ? -1 : 1) *
-				synth__rng_range(m->rng, 30, 150) * DEG;
+						    synth__rng_range(m->rng, 30, 150) * DEG;
 
 			p[0] = m->x + 3 * cos(a);
 			p[1] = m->y + 3 * sin(a);
@@ -574,8 +659,7 @@ static void look_around(struct sim *m, int n)
 /* ======================= Actions ======================= */
 
 /* Expands {0} {1} {2} {s} {f} in a step description into a new string. */
-static char *describe(const struct sim *m, const char *tpl, const long *slots, long sup,
-		      long furn)
+static char *describe(const struct sim *m, const char *tpl, const long *slots, long sup, long furn)
 {
 	char buf[512];
 	size_t n = 0;
@@ -754,8 +838,7 @@ static long resolve(const struct sim *m, const char *where)
  * `where` names (not the one it came from when there is a choice), else
  * any support with room. Returns the support, or -1 when all are full.
  */
-static long choose_place(struct sim *m, long obj, const char *where, long from,
-			 struct pose *spot)
+static long choose_place(struct sim *m, long obj, const char *where, long from, struct pose *spot)
 {
 	long cand[64];
 	size_t n = 0, i, k;
@@ -836,7 +919,8 @@ static bool bind_slots(struct sim *m, const struct synth__goal_tpl *g, long *slo
 			int j;
 			bool used = false;
 
-			if (is_fixed(m, (long)i) || strcmp(m->s->objects[i].category, g->slot_cat[k]))
+			if (is_fixed(m, (long)i) ||
+			    strcmp(m->s->objects[i].category, g->slot_cat[k]))
 				continue;
 			for (j = 0; j < k; j++)
 				used = used || slots[j] == (long)i;
@@ -848,7 +932,8 @@ static bool bind_slots(struct sim *m, const struct synth__goal_tpl *g, long *slo
 		}
 		if (!nc || (strict && !np && slot_moved_only(g, k)))
 			return false;
-		slots[k] = np ? pref[synth__rng_below(m->rng, np)] : cand[synth__rng_below(m->rng, nc)];
+		slots[k] = np ? pref[synth__rng_below(m->rng, np)]
+			      : cand[synth__rng_below(m->rng, nc)];
 	}
 	return true;
 }
