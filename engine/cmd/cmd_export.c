@@ -66,79 +66,57 @@ static int usage_error(const char *msg, const char *arg)
 	return CMD_USAGE;
 }
 
-int cmd_export(int argc, char **argv)
+static const struct option export_opts[] = {
+	{ "db", required_argument, NULL, 'd' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "status", required_argument, NULL, 's' },
+	{ "tasks", required_argument, NULL, 't' },
+	{ "frames", required_argument, NULL, 'n' },
+	{ "ffmpeg", required_argument, NULL, 'F' },
+	{ "media-url", required_argument, NULL, 'M' },
+	{ "local-files-root", required_argument, NULL, 'L' },
+	{ "no-audit", no_argument, NULL, 'A' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* The options into p, *db, *fmt and *no_audit. Returns 0 or CMD_USAGE. */
+static int export_parse(int argc, char **argv, struct export_params *p, const char **db,
+			const char **fmt, int *no_audit)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "status", required_argument, NULL, 's' },
-		{ "tasks", required_argument, NULL, 't' },
-		{ "frames", required_argument, NULL, 'n' },
-		{ "ffmpeg", required_argument, NULL, 'F' },
-		{ "media-url", required_argument, NULL, 'M' },
-		{ "local-files-root", required_argument, NULL, 'L' },
-		{ "no-audit", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct export_params p;
-	struct export_summary sum;
-	struct store *st = NULL;
-	const char *db = NULL, *fmt = NULL;
-	cJSON *audit = NULL;
 	char *end;
 	long n;
-	int c, rc, no_audit = 0;
+	int c;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(export_usage, stdout);
-		return CMD_OK;
-	}
-	memset(&p, 0, sizeof(p));
-	p.engine_version = version_string();
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", export_opts, NULL)) != -1) {
 		switch (c) {
-		case 'd':
-			db = optarg;
-			break;
-		case 'f':
-			fmt = optarg;
-			break;
-		case 'o':
-			p.dir = optarg;
-			break;
+		case 'd': *db = optarg; break;
+		case 'f': *fmt = optarg; break;
+		case 'o': p->dir = optarg; break;
 		case 's':
 			if (store_status_list_check(optarg)) {
 				error("--status: %s", err_msg());
 				return CMD_USAGE;
 			}
-			p.status = optarg;
+			p->status = optarg;
 			break;
-		case 't':
-			p.tasks = optarg;
-			break;
+		case 't': p->tasks = optarg; break;
 		case 'n':
 			errno = 0;
 			n = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || n < 1 || n > EXPORT_MAX_FRAMES)
 				return usage_error("--frames must be an integer in 1..256, not",
 						   optarg);
-			p.frames = (int)n;
+			p->frames = (int)n;
 			break;
 		case 'F':
 			warning("--ffmpeg is no longer used: frames are decoded in-process");
 			break;
-		case 'M':
-			p.media_url = optarg;
-			break;
-		case 'L':
-			p.local_files_root = optarg;
-			break;
-		case 'A':
-			no_audit = 1;
-			break;
+		case 'M': p->media_url = optarg; break;
+		case 'L': p->local_files_root = optarg; break;
+		case 'A': *no_audit = 1; break;
 		default:
 			fputs(export_usage, stderr);
 			return CMD_USAGE;
@@ -146,31 +124,78 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage_error("unexpected argument", argv[optind]);
+	return 0;
+}
+
+/* What the options must hold together, and the format. Returns 0 or CMD_USAGE. */
+static int export_check(struct export_params *p, const char *db, const char *fmt)
+{
 	if (!db)
 		return usage_error("no store given (--db FILE)", NULL);
 	if (!fmt)
 		return usage_error("no format given (--format FMT)", NULL);
-	if (!p.dir)
+	if (!p->dir)
 		return usage_error("no output folder given (-o DIR)", NULL);
-	p.format = export_format_from_name(fmt);
-	if (p.format == EXPORT_NFORMAT)
+	p->format = export_format_from_name(fmt);
+	if (p->format == EXPORT_NFORMAT)
 		return usage_error("unknown format", fmt);
-	if (p.status && !*p.status)
+	if (p->status && !*p->status)
 		return usage_error("--status is empty", NULL);
-	if (p.media_url && p.local_files_root)
+	if (p->media_url && p->local_files_root)
 		return usage_error("give --media-url or --local-files-root, not both", NULL);
-	if ((p.media_url || p.local_files_root) && p.format != EXPORT_LABELSTUDIO)
+	if ((p->media_url || p->local_files_root) && p->format != EXPORT_LABELSTUDIO)
 		return usage_error("--media-url and --local-files-root go with --format labelstudio",
 				   NULL);
-	if (p.media_url && strncmp(p.media_url, "http://", 7) && strncmp(p.media_url, "https://", 8))
+	if (p->media_url && strncmp(p->media_url, "http://", 7) &&
+	    strncmp(p->media_url, "https://", 8))
 		return usage_error("--media-url must start with http:// or https://, not",
-				   p.media_url);
+				   p->media_url);
 	err_clear();
-	rc = export_tasks_check(p.tasks);
-	if (rc) {
+	if (export_tasks_check(p->tasks)) {
 		error("export: %s", err_msg());
 		return CMD_USAGE;
 	}
+	return 0;
+}
+
+/* The summary lines of a finished export. */
+static void export_report(const struct export_params *p, const struct export_summary *sum)
+{
+	printf("exported %zu QAs as %s to '%s' (ids sha256 %.16s...)\n", sum->exported,
+	       export_format_name(p->format), p->dir, sum->ids_sha256);
+	if (sum->skipped)
+		printf("skipped %zu matching QAs the format cannot hold (see manifest.json)\n",
+		       sum->skipped);
+	if (p->frames > 0)
+		printf("frames: %zu written\n", sum->frames_written);
+	if (sum->no_video)
+		warning("%zu QAs have no usable video: their frames are listed, not extracted "
+			"(see manifest.json)", sum->no_video);
+	if (!sum->exported)
+		warning("no QA matched (status '%s'%s%s)", p->status ? p->status :
+			EXPORT_DEFAULT_STATUS, p->tasks ? ", tasks " : "", p->tasks ? p->tasks : "");
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_params p;
+	struct export_summary sum;
+	struct store *st = NULL;
+	const char *db = NULL, *fmt = NULL;
+	cJSON *audit = NULL;
+	int rc, no_audit = 0;
+
+	if (cmd_wants_help(argc, argv)) {
+		fputs(export_usage, stdout);
+		return CMD_OK;
+	}
+	memset(&p, 0, sizeof(p));
+	p.engine_version = version_string();
+	rc = export_parse(argc, argv, &p, &db, &fmt, &no_audit);
+	if (!rc)
+		rc = export_check(&p, db, fmt);
+	if (rc)
+		return rc;
 	rc = store_open(db, STORE_READONLY, &st);
 	if (rc) {
 		error_code(rc, db);
@@ -193,18 +218,6 @@ int cmd_export(int argc, char **argv)
 		error_code(rc, "export");
 		return CMD_FAILED;
 	}
-	printf("exported %zu QAs as %s to '%s' (ids sha256 %.16s...)\n", sum.exported,
-	       export_format_name(p.format), p.dir, sum.ids_sha256);
-	if (sum.skipped)
-		printf("skipped %zu matching QAs the format cannot hold (see manifest.json)\n",
-		       sum.skipped);
-	if (p.frames > 0)
-		printf("frames: %zu written\n", sum.frames_written);
-	if (sum.no_video)
-		warning("%zu QAs have no usable video: their frames are listed, not extracted "
-			"(see manifest.json)", sum.no_video);
-	if (!sum.exported)
-		warning("no QA matched (status '%s'%s%s)", p.status ? p.status :
-			EXPORT_DEFAULT_STATUS, p.tasks ? ", tasks " : "", p.tasks ? p.tasks : "");
+	export_report(&p, &sum);
 	return CMD_OK;
 }
