@@ -512,7 +512,7 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 	AVPacket *pkt = av_packet_alloc();
 	AVFrame *cur = av_frame_alloc(), *prev = av_frame_alloc();
 	struct batch *b = calloc(1, sizeof(*b));
-	int64_t prev_t = 0, target;
+	int64_t prev_t = 0, target, sought = INT64_MIN;
 	bool have_prev = false, eof = false, seeked = false, checked = false;
 	size_t r = 0, i;
 	int rc = 0;
@@ -562,8 +562,15 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 		prev_t = t;
 		if (!rc && r < n && (double)(q[r].t - t) / 1e9 > VIDEO_SEEK_GAP_S) {
 			target = pts_of(v, q[r].t);
-			if (keyframe_ahead(v, pts, target))
+			/*
+			 * Once per target: where the demuxer lands can lie before the
+			 * keyframe the index names (edit lists, B-frame delays), and
+			 * seeking again from there would land there again for ever.
+			 */
+			if (target != sought && keyframe_ahead(v, pts, target)) {
+				sought = target;
 				rc = seek_to(v, target);
+			}
 		}
 	}
 	/* times after the last frame get the last frame */

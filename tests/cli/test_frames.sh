@@ -75,4 +75,14 @@ if command -v ffmpeg >/dev/null 2>&1; then
 else
 	ok "native video skipped: ffmpeg is not installed"
 fi
+# times 9 s apart over the bundled kitchen: a seek per gap, each once (a
+# landing before the keyframe the index names used to seek again for ever)
+T=$(awk 'BEGIN { for (i = 0; i < 60; i++) printf "%s%d", i ? "," : "", (5 + i * 9) * 1000000000 + 33333333 }')
+expect_status 0 "60 frames 9 s apart" timeout 120 "$PROXIMA" frames examples/kitchen-10min --at "$T" \
+	-o "$TMP/gaps" --json
+far=$(printf '%s\n' "$OUT" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(sum(abs(f["offset_ms"]) > 50 for f in d["frames"]), len(d["frames"]))')
+[ "$far" = "0 60" ] && ok "each of the 60 is the nearest frame (within half a frame)" ||
+	not_ok "frames 9 s apart: $far (far, written)"
 done_testing
