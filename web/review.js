@@ -723,6 +723,10 @@
 			media.appendChild(v);
 			append(media, el('p', 'muted', 'video ' + (item.video.file || '') + ' at [' + start.toFixed(2) + ', ' +
 				end.toFixed(2) + '] s'));
+		} else if (isObj(item.frame_source)) {
+			media.appendChild(el('p', 'muted', 'The video (' + (item.frame_source.file || '?') + ', ' +
+				(item.frame_source.kind || '?') + ') does not play in a browser; the frames below are ' +
+				'decoded from it. The clip\'s frame times:'));
 		} else {
 			media.appendChild(el('p', 'muted', item.video_error ? 'No usable video: ' + item.video_error
 				: 'This recording has no video; the clip\'s frame times:'));
@@ -820,22 +824,65 @@
 		}
 	}
 
-	/* The frames the model saw, when the item carries them ({url, t_ns} each). */
+	/*
+	 * The frames the model sees ({url, t_ns} each, decoded by the server
+	 * from the recording's video), oldest first, each captioned with its
+	 * time from T; the one nearest T is marked. Shown in blind mode too:
+	 * a blind answer is only worth something when it saw what the model
+	 * sees. A click opens the frame at full size.
+	 */
 	function renderFrames(item) {
-		const strip = $('frames-strip'), frames = Array.isArray(item.frame_images) ? item.frame_images : [];
+		const strip = $('frames-strip'), note = $('frames-note');
+		const frames = Array.isArray(item.frame_images) ? item.frame_images.filter(function (f) {
+			return isObj(f) && typeof f.url === 'string';
+		}) : [];
+		const t = Number(item.t_ns);
+		let near = -1, best = Infinity;
 
 		clear(strip);
-		$('frames').hidden = !frames.length;
-		frames.forEach(function (f) {
-			const img = document.createElement('img');
+		clear(note);
+		$('frames').hidden = !frames.length && !item.frames_error;
+		if (!frames.length) {
+			if (item.frames_error)
+				note.textContent = 'No frames: ' + item.frames_error;
+			return;
+		}
+		frames.forEach(function (f, k) {
+			const d = Math.abs(Number(f.t_ns) - t);
 
-			if (!isObj(f) || typeof f.url !== 'string')
-				return;
-			img.src = f.url;
-			img.alt = 'frame at ' + secs(f.t_ns) + ' s';
-			img.title = img.alt;
-			strip.appendChild(img);
+			if (d < best) {
+				best = d;
+				near = k;
+			}
 		});
+		frames.forEach(function (f, k) {
+			const fig = el('figure', k === near ? 'at-t' : null);
+			const a = document.createElement('a');
+			const img = document.createElement('img');
+			const d = (Number(f.t_ns) - t) / 1e9;
+			const rel = Math.abs(d) < 0.0005 ? 'T' : 'T' + (d < 0 ? '−' : '+') + Math.abs(d).toFixed(Math.abs(d) < 1 ? 2 : 1) + ' s';
+
+			img.src = f.url;
+			img.alt = 'frame ' + (k + 1) + ' at ' + secs(f.t_ns) + ' s (' + rel + ')';
+			img.title = img.alt;
+			img.loading = 'eager';
+			img.addEventListener('error', function () {
+				fig.classList.add('broken');
+				img.alt = 'frame ' + (k + 1) + ' could not be decoded';
+			});
+			a.href = f.url;
+			a.target = '_blank';
+			a.rel = 'noopener';
+			a.appendChild(img);
+			fig.appendChild(a);
+			fig.appendChild(el('figcaption', null, rel));
+			strip.appendChild(fig);
+		});
+		if (isObj(item.frame_source))
+			note.textContent = frames.length + ' frames from ' + (item.frame_source.file || '?') + ' (' +
+				(item.frame_source.kind || '?') + ', ' + (item.frame_source.width || '?') + 'x' +
+				(item.frame_source.height || '?') + '), ' + (item.frame_source.frame_width || '?') +
+				' px wide as the model gets them; T is marked';
 	}
 
 	function isChainLike(item) {

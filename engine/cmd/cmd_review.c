@@ -26,10 +26,13 @@ static const char review_usage[] =
 	"usage: proxima review <subcommand> --db FILE [options]\n"
 	"\n"
 	"  serve [--port N] [--bind ADDR] [--allow-host NAME]... [--reviewer NAME]\n"
+	"        [--frames N] [--frame-width W]\n"
 	"        serve the review page and its JSON API (default 127.0.0.1:8080;\n"
 	"        --port 0 picks a free port); SIGINT or SIGTERM stops it. ADDR is\n"
 	"        numeric; off loopback the server prints an access link (a secret)\n"
-	"        and answers only to its Host names and those of --allow-host\n"
+	"        and answers only to its Host names and those of --allow-host.\n"
+	"        Items show their stored frames, else N over the clip (default 8),\n"
+	"        W pixels wide (default 640), decoded from the recording's video\n"
 	"  list [--category C] [--subtask S] [--metric M] [--status S]\n"
 	"       [--recording R] [--limit N] [--offset N] [--json]\n"
 	"        list QAs in review order (filters take comma-separated lists)\n"
@@ -59,6 +62,7 @@ struct review_args {
 	int n_allow_hosts;
 	struct store_filter filter;
 	int port;
+	int frames, frame_width;
 	int json;
 	const char *id;     /* the positional QA id */
 };
@@ -66,7 +70,8 @@ struct review_args {
 enum {
 	OPT_DB = 256, OPT_REVIEWER, OPT_BIND, OPT_PORT, OPT_REASON, OPT_NOTE, OPT_QUESTION,
 	OPT_OPTION, OPT_CATEGORY, OPT_SUBTASK, OPT_METRIC, OPT_STATUS, OPT_RECORDING,
-	OPT_LIMIT, OPT_OFFSET, OPT_JSON, OPT_DECISION, OPT_ALLOW_HOST
+	OPT_LIMIT, OPT_OFFSET, OPT_JSON, OPT_DECISION, OPT_ALLOW_HOST,
+	OPT_FRAMES, OPT_FRAME_WIDTH
 };
 
 static int parse_i64(const char *what, const char *s, long long lo, long long hi, long long *out)
@@ -104,6 +109,8 @@ static int parse_args(int argc, char **argv, struct review_args *a)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "decision", required_argument, NULL, OPT_DECISION },
 		{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+		{ "frames", required_argument, NULL, OPT_FRAMES },
+		{ "frame-width", required_argument, NULL, OPT_FRAME_WIDTH },
 		{ NULL, 0, NULL, 0 }
 	};
 	long long v;
@@ -119,6 +126,16 @@ static int parse_args(int argc, char **argv, struct review_args *a)
 			if (parse_i64("--port", optarg, 0, 65535, &v))
 				return CMD_USAGE;
 			a->port = (int)v;
+			break;
+		case OPT_FRAMES:
+			if (parse_i64("--frames", optarg, 1, 256, &v))
+				return CMD_USAGE;
+			a->frames = (int)v;
+			break;
+		case OPT_FRAME_WIDTH:
+			if (parse_i64("--frame-width", optarg, 16, 8192, &v))
+				return CMD_USAGE;
+			a->frame_width = (int)v;
 			break;
 		case OPT_REASON: a->reason = optarg; break;
 		case OPT_NOTE: a->note = optarg; break;
@@ -269,6 +286,8 @@ static int review_serve(struct review_args *a)
 	cfg.reviewer = a->reviewer;
 	cfg.allow_hosts = a->allow_hosts;
 	cfg.audit = serve_audit;
+	cfg.frames = a->frames;
+	cfg.frame_width = a->frame_width;
 	/* block the stop signals before the server thread starts, so it inherits the mask */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);

@@ -13,6 +13,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <limits.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -35,10 +36,13 @@
 #include "buf.h"
 #include "embed.h"
 #include "err.h"
+#include "export.h"
+#include "framecache.h"
 #include "jsonfile.h"
 #include "report.h"
 #include "store.h"
 #include "utf8.h"
+#include "video.h"
 
 #define TOKEN_HEADER "X-Proxima-Token"
 #define ACCESS_COOKIE "proxima_access"
@@ -92,6 +96,9 @@ struct review_server {
 	bool watchdog_running;
 	int (*audit)(struct store *st, const char *status, void *ctx, cJSON **out);
 	void *audit_ctx;           /* the config's blind audit for /api/report */
+	struct framecache *frames; /* the frames of /media/ID/frame/K */
+	int nframes;               /* frames of a QA that stores none */
+	int frame_width;           /* their width, pixels */
 };
 
 /* Per-request state, kept in MHD's connection closure. */
@@ -743,6 +750,183 @@ static enum MHD_Result serve_media(struct review_server *s, struct store *st,
 	return ret;
 }
 
+/* ======================= Frames ======================= */
+
+/*
+ * The frame times of a QA (the object store_qa_get() gives): its stored
+ * frames, else n over its clip by the export's rule. t holds
+ * EXPORT_MAX_FRAMES.
+ */
+static int qa_frame_times(const cJSON *qa, int n, int64_t *t, int *count)
+{
+	const cJSON *fr = cJSON_GetObjectItemCaseSensitive(qa, "frames"), *e;
+	int k = 0;
+
+	if (!cJSON_IsArray(fr))
+		fr = NULL;
+	cJSON_ArrayForEach(e, fr) {
+		if (k == EXPORT_MAX_FRAMES)
+			break;
+		if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || fabs(e->valuedouble) > 9e18)
+			return err_set(ENG_EINVAL, "qa '%s': frames[%d] is not a time",
+				       jstr(qa, "id") ? jstr(qa, "id") : "?", k);
+		t[k++] = (int64_t)llround(e->valuedouble);
+	}
+	if (!k) {
+		k = n;
+		export_frame_times((int64_t)jnum(qa, "clip_start_ns", 0),
+				   (int64_t)jnum(qa, "clip_end_ns", 0), k, t);
+	}
+	*count = k;
+	return 0;
+}
+
+/* The folder of the QA's recording, from the store, in *root (owned by *rec). */
+static int qa_root(struct store *st, const cJSON *qa, cJSON **rec, const char **root)
+{
+	const char *rec_id = jstr(qa, "recording_id");
+	int rc;
+
+	*rec = NULL;
+	if (!rec_id)
+		return err_set(ENG_ENOENT, "the QA names no recording");
+	rc = store_recording_get(st, rec_id, rec);
+	if (rc == ENG_ENOTFOUND)
+		return err_set(ENG_ENOENT, "recording '%s' is not in the store", rec_id);
+	if (rc)
+		return rc;
+	*root = jstr(*rec, "root");
+	if (!*root || !**root)
+		return err_set(ENG_ENOENT, "recording '%s' has no folder in the store", rec_id);
+	return 0;
+}
+
+/*
+ * Adds "frame_images" [{url, t_ns}] (the frames the model sees, served
+ * by /media/ID/frame/K) and "frame_source" {file, kind, frames, width,
+ * height, fps}, or "frames_error" when the recording's video cannot be
+ * read. Kept in blind mode: the frames do not give the key away.
+ */
+static int add_frames(struct review_server *s, struct store *st, cJSON *qa)
+{
+	struct framecache_video fv;
+	int64_t t[EXPORT_MAX_FRAMES];
+	const char *root = NULL, *id = jstr(qa, "id");
+	cJSON *rec = NULL, *arr, *o;
+	char url[128], msg[1024];
+	int i, n = 0, rc;
+
+	rc = qa_root(st, qa, &rec, &root);
+	if (!rc)
+		rc = framecache_probe(s->frames, jstr(qa, "recording_id"), root, &fv);
+	if (rc == ENG_ENOMEM || rc == ENG_EDB)
+		goto out;
+	if (rc) {
+		relative_msg(err_msg(), root ? root : "", msg, sizeof(msg));
+		rc = cJSON_AddStringToObject(qa, "frames_error", msg) ? 0 : ENG_ENOMEM;
+		goto out;
+	}
+	rc = qa_frame_times(qa, s->nframes, t, &n);
+	if (rc)
+		goto out;
+	arr = cJSON_AddArrayToObject(qa, "frame_images");
+	for (i = 0; arr && i < n; i++) {
+		snprintf(url, sizeof(url), "/media/%s/frame/%d", id, i);
+		o = cJSON_CreateObject();
+		if (!o || !cJSON_AddItemToArray(arr, o)) {
+			cJSON_Delete(o);
+			arr = NULL;
+		} else if (!cJSON_AddStringToObject(o, "url", url) ||
+			   !cJSON_AddNumberToObject(o, "t_ns", (double)t[i])) {
+			arr = NULL;
+		}
+	}
+	o = arr ? cJSON_AddObjectToObject(qa, "frame_source") : NULL;
+	if (!o || !cJSON_AddStringToObject(o, "file", fv.file) ||
+	    !cJSON_AddStringToObject(o, "kind", fv.kind) ||
+	    !cJSON_AddNumberToObject(o, "frames", (double)fv.nframes) ||
+	    !cJSON_AddNumberToObject(o, "width", fv.width) ||
+	    !cJSON_AddNumberToObject(o, "height", fv.height) ||
+	    !cJSON_AddNumberToObject(o, "fps", fv.fps) ||
+	    !cJSON_AddNumberToObject(o, "frame_width", s->frame_width))
+		rc = ENG_ENOMEM;
+out:
+	cJSON_Delete(rec);
+	return rc;
+}
+
+/* GET /media/ID/frame/K: the JPEG of the QA's frame K. */
+static enum MHD_Result serve_frame(struct review_server *s, struct store *st,
+				   struct MHD_Connection *con, const char *id, const char *ks)
+{
+	int64_t t[EXPORT_MAX_FRAMES], frame_ns = 0;
+	const char *root = NULL;
+	cJSON *qa = NULL, *rec = NULL;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	struct stat sb;
+	char hdr[32];
+	int n = 0, k = 0, fd = -1, rc;
+
+	if (!id_ok(id, strlen(id)) || !*ks || strlen(ks) > 3 || strspn(ks, "0123456789") != strlen(ks))
+		return send_error(con, 404, "no such frame");
+	k = (int)strtol(ks, NULL, 10);
+	err_clear();
+	rc = store_qa_get(st, id, 0, &qa);
+	if (!rc)
+		rc = qa_frame_times(qa, s->nframes, t, &n);
+	if (!rc && k >= n)
+		rc = err_set(ENG_ENOENT, "qa '%s' has %d frames", id, n);
+	if (!rc)
+		rc = qa_root(st, qa, &rec, &root);
+	if (!rc)
+		rc = framecache_open(s->frames, jstr(qa, "recording_id"), root, t, (size_t)n,
+				     (size_t)k, s->frame_width, &fd, &frame_ns);
+	if (rc && root) {
+		char msg[1024];
+
+		relative_msg(err_msg(), root, msg, sizeof(msg));
+		err_set(rc, "%s", msg);
+	}
+	cJSON_Delete(qa);
+	cJSON_Delete(rec);
+	if (rc)
+		return send_eng_error(s, con, rc == ENG_EPARSE ? ENG_ENOENT : rc);
+	if (fstat(fd, &sb)) {
+		close(fd);
+		return send_error(con, 500, "the frame cannot be read");
+	}
+	r = MHD_create_response_from_fd64((uint64_t)sb.st_size, fd);
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	add_common_headers(r, "image/jpeg");
+	snprintf(hdr, sizeof(hdr), "%lld", (long long)frame_ns);
+	MHD_add_response_header(r, "X-Proxima-Frame-Ns", hdr);
+	ret = MHD_queue_response(con, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* /media/ID, or /media/ID/frame/K. */
+static enum MHD_Result route_media(struct review_server *s, struct store *st,
+				   struct MHD_Connection *con, const char *rest)
+{
+	const char *slash = strchr(rest, '/');
+	char id[80];
+	size_t n;
+
+	if (!slash)
+		return serve_media(s, st, con, rest);
+	n = (size_t)(slash - rest);
+	if (n == 0 || n >= sizeof(id) || strncmp(slash, "/frame/", 7))
+		return send_error(con, 404, "no such media");
+	memcpy(id, rest, n);
+	id[n] = '\0';
+	return serve_frame(s, st, con, id, slash + 7);
+}
+
 /* ======================= API: reads ======================= */
 
 static const char *arg(struct MHD_Connection *con, const char *name)
@@ -892,8 +1076,12 @@ static enum MHD_Result api_item(struct review_server *s, struct store *st,
 	read_filter(con, &f);
 	err_clear();
 	rc = review_item(st, &f, id, &qa);
-	if (rc)
+	if (!rc)
+		rc = add_frames(s, st, qa);
+	if (rc) {
+		cJSON_Delete(qa);
 		return send_eng_error(s, con, rc);
+	}
 	if (blind && strcmp(blind, "0"))
 		strip_for_blind(qa);
 	return send_json(con, 200, qa);
@@ -1299,7 +1487,7 @@ static enum MHD_Result route_store(struct review_server *s, struct MHD_Connectio
 	} else if (!strcmp(url, "/api/report")) {
 		ret = api_report(s, st, con);
 	} else if (!strncmp(url, "/media/", 7)) {
-		ret = serve_media(s, st, con, url + 7);
+		ret = route_media(s, st, con, url + 7);
 	} else {
 		ret = send_error(con, 404, "no such route");
 	}
@@ -1623,6 +1811,7 @@ static void server_free(struct review_server *s)
 		free(s->hosts[i]);
 	free(s->hosts);
 	free(s->db_path);
+	framecache_free(s->frames);
 	pthread_mutex_destroy(&s->pool_lock);
 	pthread_mutex_destroy(&s->conns_lock);
 	pthread_cond_destroy(&s->wake);
@@ -1696,6 +1885,17 @@ int review_server_start(const struct review_config *cfg, struct review_server **
 	snprintf(s->reviewer, sizeof(s->reviewer), "%s", cfg->reviewer);
 	s->audit = cfg->audit;
 	s->audit_ctx = cfg->audit_ctx;
+	if (cfg->frames < 0 || cfg->frames > EXPORT_MAX_FRAMES || cfg->frame_width < 0 ||
+	    cfg->frame_width > 8192) {
+		rc = err_set(ENG_EINVAL, "review: frames %d (0..%d) or frame width %d (0..8192) "
+			     "out of range", cfg->frames, EXPORT_MAX_FRAMES, cfg->frame_width);
+		goto out;
+	}
+	s->nframes = cfg->frames ? cfg->frames : EXPORT_DEFAULT_FRAMES;
+	s->frame_width = cfg->frame_width ? cfg->frame_width : VIDEO_DEFAULT_WIDTH;
+	rc = framecache_new(0, &s->frames);
+	if (rc)
+		goto out;
 	s->max_body = cfg->max_body ? cfg->max_body : (size_t)REVIEW_MAX_BODY;
 	s->request_ms = cfg->request_timeout_ms ? cfg->request_timeout_ms : REVIEW_REQUEST_MS;
 	s->db_path = strdup(cfg->db_path);

@@ -86,6 +86,15 @@ struct review_config {
 	 */
 	int (*audit)(struct store *st, const char *status, void *ctx, struct cJSON **out);
 	void *audit_ctx;       /* handed to audit */
+	/*
+	 * The frames an item shows (GET /media/ID/frame/K, decoded from the
+	 * recording's video once and kept in a private folder: framecache.h):
+	 * a QA's stored frame times, else `frames` over its clip (0 =
+	 * EXPORT_DEFAULT_FRAMES), `frame_width` pixels wide (0 =
+	 * VIDEO_DEFAULT_WIDTH).
+	 */
+	int frames;
+	int frame_width;
 };
 
 /* A running server; opaque. */

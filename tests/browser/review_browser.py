@@ -239,6 +239,15 @@ def run(d, url, video, advance):
         ok = wait_for(d, "(function(){var v=document.querySelector('#clip-media video');"
                       "return v.paused && Math.abs(v.currentTime - 9) < 0.05;})()")
         check(ok, 'video: stops at the clip end')
+        # the frames the model sees, decoded by the server from the same clip
+        # (160 px wide: the 160x120 video is never upscaled), T marked once
+        ok = wait_for(d, "(function(){var im=document.querySelectorAll('#frames-strip img');"
+                      "return im.length > 0 && Array.prototype.every.call(im, function(i){"
+                      "return i.complete && i.naturalWidth === 160 && i.naturalHeight === 120;});})()")
+        n = js(d, "return document.querySelectorAll('#frames-strip img').length;")
+        check(ok, 'frames: the strip shows the clip\'s frames, decoded', '%s images' % n)
+        marked = js(d, "return document.querySelectorAll('#frames-strip figure.at-t').length;")
+        check(marked == 1, 'frames: T is marked once', str(marked))
 
     # 6. approve-to-next, timed by the page itself (performance.measure)
     if advance > 0:

@@ -134,6 +134,11 @@ static int write_file(const char *path, const char *text, size_t len)
 	return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
+static const char traj_csv[] =
+	"t_ns,tx,ty,tz,qx,qy,qz,qw\n"
+	"0,0,0,1.6,-0.5,0.5,-0.5,0.5\n"
+	"12000000000,0,0,1.6,-0.5,0.5,-0.5,0.5\n";
+
 static int make_recording_dir(const char *dir, const char *name, const char *video_path)
 {
 	char p[512], json[512];
@@ -151,7 +156,11 @@ static int make_recording_dir(const char *dir, const char *name, const char *vid
 			 "{\"format\":\"proxima-recording/1\",\"id\":\"%s\",\"up\":[0,0,1],"
 			 "\"streams\":{\"trajectory\":\"trajectory.csv\"}}", name);
 	snprintf(p, sizeof(p), "%s/%s/recording.json", dir, name);
-	return write_file(p, json, strlen(json));
+	if (write_file(p, json, strlen(json)))
+		return -1;
+	/* a still wearer over the clip times, so that the recording loads */
+	snprintf(p, sizeof(p), "%s/%s/trajectory.csv", dir, name);
+	return write_file(p, traj_csv, strlen(traj_csv));
 }
 
 static int put_rec(struct store *st, const char *dir, const char *name)
