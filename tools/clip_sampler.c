@@ -53,6 +53,8 @@
 #define NS_PER_S 1000000000LL
 #define THIN_NS (2 * NS_PER_S)        /* one candidate per target per 2 s */
 #define RETRY_NS NS_PER_S             /* a failed path check blocks its target this long */
+#define SPAN_NS (60 * NS_PER_S)       /* head turn, navigate: spans enumerated lazily */
+#define LAZY_CANDS 4096               /* spans are visited until a list holds this many */
 #define LOOKBACK_END_NS NS_PER_S      /* head turn: visible until T - 1 s at the latest */
 #define NAV_MIN_M 1.5f                /* navigation target distance */
 #define FOV_MARGIN_DEG 5.0f           /* head turn: the target this far outside the view */
@@ -339,64 +341,135 @@ static int navigate_facts(struct enum_ctx *e, struct clip_cand *c, bool *ok, boo
 	return 0;
 }
 
+/*
+ * Lazy enumeration: the order in which a list visits the SPAN_NS spans of
+ * the recording, drawn from the recording's id, the sub-task and the
+ * metric (never from a session's seed, so that every session shares the
+ * list). A new array of nspans indices, or NULL without memory.
+ */
+static size_t *span_order(const struct enum_ctx *e, size_t nspans, enum subtask sub)
+{
+	size_t *v = malloc((nspans ? nspans : 1) * sizeof(*v)), i;
+	uint64_t seed = 0x6c617a79u; /* "lazy" */
+	const char *id;
+
+	if (!v)
+		return NULL;
+	for (id = e->rec->id; id && *id; id++)
+		seed = rng_mix64(seed ^ (unsigned char)*id);
+	seed = rng_mix64(seed ^ ((uint64_t)sub << 8 | (uint64_t)e->metric));
+	for (i = 0; i < nspans; i++)
+		v[i] = i;
+	for (i = nspans; i > 1; i--) {
+		size_t j = (size_t)rng_below(&seed, i), t = v[i - 1];
+
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+	return v;
+}
+
+/* Frames of the visibility timeline a lost-from-view scan needs. */
+struct lost_frames {
+	size_t wf;    /* frames back to T - W */
+	size_t back;  /* frames back to T - 1 s */
+	size_t kmin;  /* the first frame with T - W >= recording start */
+};
+
+/*
+ * The candidates of object o at frames [k0, k1): seen in [T - W, T - 1 s],
+ * unseen over the whole of (T - 1 s, T], then the sub-task's facts. The
+ * scan starts W + 1 s before k0 to know when o was last seen; the thinning
+ * (one candidate per target per THIN_NS, RETRY_NS after a failed plan)
+ * starts afresh at k0.
+ */
+static int lost_span(struct enum_ctx *e, const struct visibility_timeline *tl,
+		     const struct lost_frames *f, size_t o, size_t k0, size_t k1, bool navigate)
+{
+	int64_t next_ok = INT64_MIN, t0 = recording_t0(e->rec);
+	long lv = -1;   /* last visible frame <= k - back */
+	long last = -1; /* last visible frame <= k */
+	size_t k = k0 > f->wf + f->back ? k0 - f->wf - f->back : 0;
+	int rc;
+
+	for (; k < k1; k++) {
+		struct clip_cand c;
+		bool ok, expensive = false;
+
+		if (k >= f->back && visibility_timeline_visible(tl, o, k - f->back))
+			lv = (long)(k - f->back);
+		if (visibility_timeline_visible(tl, o, k))
+			last = (long)k;
+		if (k < k0 || k < f->kmin || lv < 0 || (size_t)lv + f->wf < k || last != lv)
+			continue;
+		cand_init(&c);
+		c.T = visibility_timeline_time(tl, k);
+		if (c.T < next_ok || c.T - e->window_ns < t0)
+			continue;
+		c.target = (long)o;
+		c.key = (int)o;
+		c.event_t = visibility_timeline_time(tl, (size_t)lv);
+		rc = head_turn_facts(e, &c, !navigate, &ok);
+		if (!rc && ok && navigate)
+			rc = navigate_facts(e, &c, &ok, &expensive);
+		if (rc)
+			return rc;
+		if (!ok) {
+			if (expensive)
+				next_ok = c.T + RETRY_NS;
+			continue;
+		}
+		rc = push(e->l, &c);
+		if (rc)
+			return rc;
+		next_ok = c.T + THIN_NS;
+	}
+	return 0;
+}
+
+/*
+ * Head turns and navigation targets, enumerated lazily: the recording is
+ * cut into spans of SPAN_NS, visited in span_order(), until the list
+ * holds LAZY_CANDS candidates.
+ * The facts cost (a view of the scene at every sample of the last second,
+ * a path plan) is then bounded by what a group can use, not by the
+ * recording's length; a recording short enough is enumerated whole.
+ */
 static int enum_lost_from_view(struct enum_ctx *e, bool navigate)
 {
 	const struct visibility_timeline *tl;
-	int64_t step, t0 = recording_t0(e->rec);
-	size_t o, k, kmin, wf, back;
+	struct lost_frames f;
+	size_t *spans = NULL, nspans, span_frames, i, o;
+	int64_t step;
 	int rc;
 
-	rc = visibility_timeline_get(e->ctx, &tl);
+	rc = visibility_timeline_range(e->ctx, 0, 0, &tl);
 	if (rc)
 		return rc;
 	step = tl->step_ns;
-	wf = (size_t)(e->window_ns / step);                  /* frames back to T - W */
-	back = (size_t)((LOOKBACK_END_NS + step - 1) / step); /* frames back to T - 1 s */
-	kmin = (size_t)((e->window_ns + step - 1) / step);  /* T - W >= recording start */
-	if (wf < back)
+	f.wf = (size_t)(e->window_ns / step);
+	f.back = (size_t)((LOOKBACK_END_NS + step - 1) / step);
+	f.kmin = (size_t)((e->window_ns + step - 1) / step);
+	if (f.wf < f.back || !tl->nframes)
 		return 0;
-	for (o = 0; o < tl->nobjects; o++) {
-		int64_t next_ok = INT64_MIN; /* thinning: earliest T allowed for this target */
-		long lv = -1;               /* last visible frame <= k - back */
-		long last = -1;             /* last visible frame <= k */
+	span_frames = (size_t)(SPAN_NS / step);
+	nspans = (tl->nframes + span_frames - 1) / span_frames;
+	spans = span_order(e, nspans, navigate ? SUBTASK_NAVIGATE : SUBTASK_HEAD_TURN);
+	if (!spans)
+		return ENG_ENOMEM;
+	for (i = 0; i < nspans && !rc && e->l->n < LAZY_CANDS; i++) {
+		size_t k0 = spans[i] * span_frames;
+		size_t k1 = k0 + span_frames < tl->nframes ? k0 + span_frames : tl->nframes;
 
-		if (structural_box(e->rec, o))
-			continue; /* walls and floors: nobody turns to see them */
-		for (k = 0; k < tl->nframes; k++) {
-			struct clip_cand c;
-			bool ok, expensive = false;
-
-			if (k >= back && visibility_timeline_visible(tl, o, k - back))
-				lv = (long)(k - back);
-			if (visibility_timeline_visible(tl, o, k))
-				last = (long)k;
-			/* seen in [T - W, T - 1 s], unseen over the whole of (T - 1 s, T] */
-			if (k < kmin || lv < 0 || (size_t)lv + wf < k || last != lv)
-				continue;
-			cand_init(&c);
-			c.T = visibility_timeline_time(tl, k);
-			if (c.T < next_ok || c.T - e->window_ns < t0)
-				continue;
-			c.target = (long)o;
-			c.key = (int)o;
-			c.event_t = visibility_timeline_time(tl, (size_t)lv);
-			rc = head_turn_facts(e, &c, !navigate, &ok);
-			if (!rc && ok && navigate)
-				rc = navigate_facts(e, &c, &ok, &expensive);
-			if (rc)
-				return rc;
-			if (!ok) {
-				if (expensive)
-					next_ok = c.T + RETRY_NS;
-				continue;
-			}
-			rc = push(e->l, &c);
-			if (rc)
-				return rc;
-			next_ok = c.T + THIN_NS;
-		}
+		/* the span and the W + 1 s before it, which lost_span reads */
+		rc = visibility_timeline_range(e->ctx, k0 > f.wf + f.back ? k0 - f.wf - f.back : 0,
+					       k1, &tl);
+		for (o = 0; o < tl->nobjects && !rc; o++)
+			if (!structural_box(e->rec, o)) /* walls and floors: nobody turns to see them */
+				rc = lost_span(e, tl, &f, o, k0, k1, navigate);
 	}
-	return 0;
+	free(spans);
+	return rc;
 }
 
 /* ======================= Gaze target ======================= */
@@ -413,22 +486,17 @@ static int visible_others(const struct scene *s, const struct visibility_view *v
 	return n;
 }
 
-static int enum_gaze_target(struct enum_ctx *e)
+/* The gaze-target candidates of fixations [lo, hi), one per target per THIN_NS. */
+static int gaze_span(struct enum_ctx *e, const struct gaze_fixations *fx, size_t lo, size_t hi,
+		     int64_t *next_ok)
 {
-	const struct gaze_fixations *fx;
-	int64_t t0 = recording_t0(e->rec), *next_ok = NULL;
+	int64_t t0 = recording_t0(e->rec);
 	size_t i;
 	int rc;
 
-	rc = gaze_fixations_get(e->ctx, &fx);
-	if (rc)
-		return rc;
-	next_ok = malloc((e->rec->nobjects + 1) * sizeof(*next_ok));
-	if (!next_ok)
-		return ENG_ENOMEM;
 	for (i = 0; i < e->rec->nobjects; i++)
 		next_ok[i] = INT64_MIN;
-	for (i = 0; i < fx->n; i++) {
+	for (i = lo; i < hi; i++) {
 		const struct gaze_fixation *f = &fx->v[i];
 		struct visibility_view v;
 		struct pose cam;
@@ -456,7 +524,7 @@ static int enum_gaze_target(struct enum_ctx *e)
 			continue;
 		rc = visibility_view_at(e->scene, e->rec, c.T, VISIBILITY_MAX_RANGE_M, &v);
 		if (rc)
-			goto out;
+			return rc;
 		relate(&c, &cam, heading, scene_box(e->scene, (size_t)c.target)->c);
 		if (!isfinite(c.yaw_deg))
 			continue;
@@ -467,11 +535,56 @@ static int enum_gaze_target(struct enum_ctx *e)
 			continue;
 		rc = push(e->l, &c);
 		if (rc)
-			goto out;
+			return rc;
 		next_ok[c.target] = c.T + THIN_NS;
 	}
+	return 0;
+}
+
+/* Fixation i's span: where its fixation starts, from the recording start. */
+static size_t fix_span(const struct enum_ctx *e, const struct gaze_fixation *f)
+{
+	int64_t d = f->fx.t_start_ns - recording_t0(e->rec);
+
+	return d > 0 ? (size_t)(d / SPAN_NS) : 0;
+}
+
+/*
+ * Gaze targets: fixations on an object, lazily by span as head turns are
+ * (fixations come in time order, so a span's are a run of them).
+ */
+static int enum_gaze_target(struct enum_ctx *e)
+{
+	const struct gaze_fixations *fx;
+	int64_t *next_ok = NULL;
+	size_t *first = NULL, *spans = NULL, nspans, i;
+	int rc;
+
+	rc = gaze_fixations_get(e->ctx, &fx);
+	if (rc || !fx->n)
+		return rc;
+	nspans = fix_span(e, &fx->v[fx->n - 1]) + 1;
+	next_ok = malloc((e->rec->nobjects + 1) * sizeof(*next_ok));
+	first = malloc((nspans + 1) * sizeof(*first));
+	spans = span_order(e, nspans, SUBTASK_GAZE_TARGET);
+	if (!next_ok || !first || !spans) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	/* first[s]: the first fixation of span s or later */
+	for (i = 0; i <= nspans; i++)
+		first[i] = fx->n;
+	for (i = fx->n; i-- > 0;)
+		first[fix_span(e, &fx->v[i])] = i;
+	for (i = nspans; i-- > 0;)
+		if (first[i] > first[i + 1])
+			first[i] = first[i + 1];
+	for (i = 0; i < nspans && !rc && e->l->n < LAZY_CANDS; i++)
+		rc = gaze_span(e, fx, first[spans[i]], first[spans[i] + 1], next_ok);
 out:
 	free(next_ok);
+	free(first);
+	free(spans);
 	return rc;
 }
 

@@ -39,6 +39,8 @@ struct motion_cache {
 	int64_t window_ns;
 	struct motion_seg *segs; /* sorted by start time */
 	size_t n, cap;
+	long *act;               /* per segment: the action it takes, or -1 */
+	unsigned char *used;     /* per action: taken by a segment */
 };
 
 static void motion_cache_free(void *p)
@@ -48,6 +50,8 @@ static void motion_cache_free(void *p)
 	if (!c)
 		return;
 	free(c->segs);
+	free(c->act);
+	free(c->used);
 	free(c);
 }
 
@@ -166,6 +170,30 @@ static int cmp_seg(const void *pa, const void *pb)
 	return (a->obj > b->obj) - (a->obj < b->obj);
 }
 
+static long match_action(const struct recording *rec, size_t obj, int64_t t,
+			 const unsigned char *used);
+
+/*
+ * Each motion, in time order, takes its closest action not taken yet: done
+ * once per setting, so that a call costs its time range, not the whole
+ * recording's motions times its actions.
+ */
+static int match_all(struct motion_cache *c, const struct recording *rec)
+{
+	size_t i;
+
+	c->act = malloc((c->n ? c->n : 1) * sizeof(*c->act));
+	c->used = calloc(rec->nactions ? rec->nactions : 1, 1);
+	if (!c->act || !c->used)
+		return ENG_ENOMEM;
+	for (i = 0; i < c->n; i++) {
+		c->act[i] = match_action(rec, c->segs[i].obj, c->segs[i].start_ns, c->used);
+		if (c->act[i] >= 0)
+			c->used[c->act[i]] = 1;
+	}
+	return 0;
+}
+
 static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
 			   const struct motion_cache **out)
 {
@@ -194,6 +222,11 @@ static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
 	}
 	if (c->n)
 		qsort(c->segs, c->n, sizeof(*c->segs), cmp_seg);
+	rc = match_all(c, rec);
+	if (rc) {
+		motion_cache_free(c);
+		return rc;
+	}
 	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_MOTION, c, motion_cache_free);
 	if (rc) {
 		motion_cache_free(c);
@@ -257,7 +290,6 @@ int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
 	const struct motion_cache *mc;
-	unsigned char *used = NULL;
 	size_t i;
 	int rc;
 
@@ -270,20 +302,17 @@ int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
 	rc = motion_segments(ctx, a->min_move_m, (int64_t)llround(a->window_s * 1e9), &mc);
 	if (rc)
 		return rc;
-	used = calloc(rec->nactions ? rec->nactions : 1, 1);
 	out->v = calloc(mc->n + rec->nactions + 1, sizeof(*out->v));
-	if (!used || !out->v) {
+	if (!out->v) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	/* motions first (in time order), each taking its closest action */
+	/* motions first (in time order), each with the action it took */
 	for (i = 0; i < mc->n; i++) {
 		const struct motion_seg *s = &mc->segs[i];
-		long ai = match_action(rec, s->obj, s->start_ns, used);
+		long ai = mc->act[i];
 		struct interaction *e;
 
-		if (ai >= 0)
-			used[ai] = 1;
 		if (s->start_ns < a->t0 || s->start_ns > a->t1 ||
 		    (a->object >= 0 && (long)s->obj != a->object))
 			continue;
@@ -302,7 +331,7 @@ int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
 		const struct rec_action *x = &rec->actions[i];
 		struct interaction *e;
 
-		if (used[i] || x->object < 0 || (size_t)x->object >= rec->nobjects)
+		if (mc->used[i] || x->object < 0 || (size_t)x->object >= rec->nobjects)
 			continue;
 		if (x->start_ns < a->t0 || x->start_ns > a->t1 ||
 		    (a->object >= 0 && x->object != a->object))
@@ -318,7 +347,6 @@ int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
 	for (i = 0; i < out->n; i++)
 		tool__object_pos(rec, (size_t)out->v[i].obj, out->v[i].t_ns, out->v[i].location);
 out:
-	free(used);
 	if (rc)
 		interactions_release(out);
 	return rc;

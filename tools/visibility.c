@@ -152,16 +152,14 @@ static void timeline_free(void *p)
 	if (!tl)
 		return;
 	free(tl->bits);
+	free(tl->done);
 	free(tl);
 }
 
-static int timeline_build(struct scene *s, const struct recording *rec,
-			  struct visibility_timeline **out)
+/* An empty timeline of the recording: nothing computed yet. */
+static int timeline_new(const struct recording *rec, struct visibility_timeline **out)
 {
 	struct visibility_timeline *tl = calloc(1, sizeof(*tl));
-	struct visibility_view v;
-	size_t k, o;
-	int rc = 0;
 
 	if (!tl)
 		return ENG_ENOMEM;
@@ -171,23 +169,65 @@ static int timeline_build(struct scene *s, const struct recording *rec,
 	tl->nobjects = rec->nobjects;
 	tl->words = (tl->nframes + 63) / 64;
 	tl->bits = calloc(tl->nobjects * tl->words + 1, sizeof(*tl->bits));
-	if (!tl->bits) {
-		rc = ENG_ENOMEM;
-		goto out;
+	tl->done = calloc(tl->words + 1, 1);
+	if (!tl->bits || !tl->done) {
+		timeline_free(tl);
+		return ENG_ENOMEM;
 	}
-	for (k = 0; k < tl->nframes; k++) {
+	*out = tl;
+	return 0;
+}
+
+/* Computes the frames of word w. */
+static int timeline_word(struct scene *s, const struct recording *rec,
+			 struct visibility_timeline *tl, size_t w)
+{
+	struct visibility_view v;
+	size_t k, o, end = (w + 1) * 64 < tl->nframes ? (w + 1) * 64 : tl->nframes;
+	int rc;
+
+	for (k = w * 64; k < end; k++) {
 		rc = visibility_view_at(s, rec, visibility_timeline_time(tl, k),
 					VISIBILITY_MAX_RANGE_M, &v);
 		if (rc)
-			goto out;
+			return rc;
 		for (o = 0; o < tl->nobjects; o++)
 			if (visibility_test(s, &v, o, false, NULL) == VIS_VISIBLE)
 				tl->bits[o * tl->words + k / 64] |= (uint64_t)1 << (k % 64);
 	}
-out:
-	if (rc) {
-		timeline_free(tl);
+	tl->done[w] = 1;
+	return 0;
+}
+
+int visibility_timeline_range(struct tool_ctx *ctx, size_t k0, size_t k1,
+			      const struct visibility_timeline **out)
+{
+	struct visibility_timeline *tl = tool_ctx_slot(ctx, TOOL_SLOT_VISIBILITY);
+	struct scene *s;
+	size_t w;
+	int rc;
+
+	rc = scene_get(ctx, &s);
+	if (rc)
 		return rc;
+	if (!tl) {
+		rc = timeline_new(tool_ctx_rec(ctx), &tl);
+		if (rc)
+			return rc;
+		rc = tool_ctx_set_slot(ctx, TOOL_SLOT_VISIBILITY, tl, timeline_free);
+		if (rc) {
+			timeline_free(tl);
+			return rc;
+		}
+	}
+	if (k1 > tl->nframes)
+		k1 = tl->nframes;
+	for (w = k0 / 64; k0 < k1 && w <= (k1 - 1) / 64; w++) {
+		if (tl->done[w])
+			continue;
+		rc = timeline_word(s, tool_ctx_rec(ctx), tl, w);
+		if (rc)
+			return rc;
 	}
 	*out = tl;
 	return 0;
@@ -196,27 +236,7 @@ out:
 int visibility_timeline_get(struct tool_ctx *ctx,
 			    const struct visibility_timeline **out)
 {
-	struct visibility_timeline *tl = tool_ctx_slot(ctx, TOOL_SLOT_VISIBILITY);
-	struct scene *s;
-	int rc;
-
-	if (tl) {
-		*out = tl;
-		return 0;
-	}
-	rc = scene_get(ctx, &s);
-	if (rc)
-		return rc;
-	rc = timeline_build(s, tool_ctx_rec(ctx), &tl);
-	if (rc)
-		return rc;
-	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_VISIBILITY, tl, timeline_free);
-	if (rc) {
-		timeline_free(tl);
-		return rc;
-	}
-	*out = tl;
-	return 0;
+	return visibility_timeline_range(ctx, 0, SIZE_MAX, out);
 }
 
 bool visibility_timeline_visible(const struct visibility_timeline *tl,

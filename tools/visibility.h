@@ -93,7 +93,10 @@ enum visibility_reason visibility_test(const struct scene *s,
 /* "visible", "behind", "out_of_range", "outside_image", "occluded". */
 const char *visibility_reason_name(enum visibility_reason r);
 
-/* The visibility of every object on the 10 Hz grid. Read-only once built. */
+/*
+ * The visibility of every object on the 10 Hz grid, computed where asked:
+ * in words of 64 frames, each once.
+ */
 struct visibility_timeline {
 	int64_t t0_ns;    /* time of frame 0 (the recording start) */
 	int64_t step_ns;  /* frame spacing (SCENE_STEP_NS) */
@@ -101,15 +104,25 @@ struct visibility_timeline {
 	size_t nobjects;  /* rows */
 	size_t words;     /* 64-bit words per row */
 	uint64_t *bits;   /* bit k of row o set: object o visible at frame k */
+	unsigned char *done; /* per word: its frames are computed */
 };
 
 /*
- * The timeline of the context's recording (default range), built on the
- * first call (O(frames x objects) predicate tests) and owned by the
- * context. Returns 0, ENG_ENOMEM, or a scene error.
+ * The timeline of the context's recording (default range) with every
+ * frame computed (O(frames x objects) predicate tests, once), owned by
+ * the context. Returns 0, ENG_ENOMEM, or a scene error.
  */
 int visibility_timeline_get(struct tool_ctx *ctx,
 			    const struct visibility_timeline **out);
+
+/*
+ * The same timeline with at least frames [k0, k1) computed (k1 past the
+ * end means the end): a frame not computed reads as not visible, so a
+ * caller reads only the frames it asked for. This keeps the cost of a
+ * scan over part of a long recording to that part.
+ */
+int visibility_timeline_range(struct tool_ctx *ctx, size_t k0, size_t k1,
+			      const struct visibility_timeline **out);
 
 /* Whether object o is visible at frame k (false past the end). Can't fail. */
 bool visibility_timeline_visible(const struct visibility_timeline *tl,

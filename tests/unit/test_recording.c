@@ -85,6 +85,70 @@ static void test_csv_columns_by_name(void **state)
 	csv_free(c);
 }
 
+/*
+ * Every number a CSV cell holds reads as strtod reads it, bit for bit:
+ * the plain decimals of the fast path (up to 2^53 - 1 in digits, up to 22
+ * after the point) and the forms it leaves to strtod (17+ digits,
+ * exponents, a leading point, hex).
+ */
+static void test_csv_numbers_as_strtod(void **state)
+{
+	static const char *const fixed[] = {
+		"0", "-0", "-0.0", "+1.25", "1.", "-.5", "0.1", "0.541675220", "-0.454519478",
+		"9007199254740991", "9007199254740992", "9007199254740993", "0.1234567890123456789",
+		"123456789012345678901234", "1e5", "-2.5E-3", "0x1p3", "0000000000000001.5",
+		"3.0000000000000000000001", "0.0000000000000000000001", "4.35", "87551170.8132620",
+	};
+	char buf[64], *text = NULL, *w, *end;
+	size_t n = sizeof(fixed) / sizeof(fixed[0]) + 20000, i, len = 8;
+	uint64_t r = 12345;
+	const char **cells = calloc(n, sizeof(*cells));
+	char (*gen)[40] = calloc(n, sizeof(*gen));
+	struct csv *c;
+	double d, want;
+
+	(void)state;
+	assert_non_null(cells);
+	assert_non_null(gen);
+	for (i = 0; i < n; i++) {
+		if (i < sizeof(fixed) / sizeof(fixed[0])) {
+			cells[i] = fixed[i];
+		} else {
+			/* digits before and after the point, a sign, some long */
+			unsigned a, b;
+
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			a = (unsigned)(r >> 33) % 20;
+			b = (unsigned)(r >> 45) % 24;
+			snprintf(buf, sizeof(buf), "%s%.*llu.%0*llu", (r >> 7) & 1 ? "-" : "", (int)a % 10 + 1,
+				 (unsigned long long)(r >> 20) % 100000000000ULL, (int)b,
+				 (unsigned long long)((r >> 3) % 10000000000000000000ULL));
+			snprintf(gen[i], sizeof(gen[i]), "%.39s", buf);
+			cells[i] = gen[i];
+		}
+		len += strlen(cells[i]) + 1;
+	}
+	text = malloc(len);
+	assert_non_null(text);
+	w = text + sprintf(text, "v\n");
+	for (i = 0; i < n; i++)
+		w += sprintf(w, "%s\n", cells[i]);
+	assert_int_equal(csv_open(write_tmp("s.csv", text), &c), 0);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(csv_next(c), 1);
+		want = strtod(cells[i], &end);
+		assert_int_equal(csv_f64(c, 0, &d), 0);
+		if (memcmp(&d, &want, sizeof(d))) {
+			print_error("'%s': %.17g, strtod %.17g\n", cells[i], d, want);
+			fail();
+		}
+	}
+	csv_free(c);
+	free(text);
+	free(cells);
+	free(gen);
+}
+
 static void test_csv_strict_numbers(void **state)
 {
 	const char *p = write_tmp("n.csv", "v\n1.5\n1.5x\n\nnan\ninf\n 1\n-1\n1e999\n");
@@ -491,6 +555,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_csv_columns_by_name),
 		cmocka_unit_test(test_csv_strict_numbers),
+		cmocka_unit_test(test_csv_numbers_as_strtod),
 		cmocka_unit_test(test_csv_truncated_and_long_rows),
 		cmocka_unit_test(test_jsonfile_parse_error_line),
 		cmocka_unit_test(test_native_round_trip),
