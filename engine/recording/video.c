@@ -27,6 +27,8 @@
 
 /* Seek again when the next time asked for is this far past the frame decoded. */
 #define VIDEO_SEEK_GAP_S 2.0
+/* Frames that nothing refers to are skipped while the next time is this far. */
+#define VIDEO_SKIP_S 1.0
 
 /* Scaling and JPEG state with its buffers, one per thread. */
 struct enc {
@@ -513,6 +515,7 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 	AVFrame *cur = av_frame_alloc(), *prev = av_frame_alloc();
 	struct batch *b = calloc(1, sizeof(*b));
 	int64_t prev_t = 0, target, sought = INT64_MIN;
+	int64_t skip_ns = (int64_t)(VIDEO_SKIP_S * 1e9);
 	bool have_prev = false, eof = false, seeked = false, checked = false;
 	size_t r = 0, i;
 	int rc = 0;
@@ -521,6 +524,10 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 		rc = ENG_ENOMEM;
 		goto out;
 	}
+	if (v->fps > 0 && 20e9 / v->fps > (double)skip_ns)
+		skip_ns = (int64_t)(20e9 / v->fps);
+	if (v->fps <= 0)
+		skip_ns = INT64_MAX; /* no frame rate: decode every frame */
 	b->slot = malloc(n * sizeof(*b->slot));
 	if (!b->slot) {
 		rc = ENG_ENOMEM;
@@ -560,6 +567,14 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 		av_frame_move_ref(prev, cur);
 		have_prev = true;
 		prev_t = t;
+		/*
+		 * Far from the next time asked for, frames no other frame refers
+		 * to (B-frames, mostly) need not be decoded: the decoder skips
+		 * them until the next time is within VIDEO_SKIP_S (at least 20
+		 * frames, more than any B-frame run and the frames in flight in
+		 * the decoder's threads), so the frames near it are all decoded.
+		 */
+		v->dec->skip_frame = r < n && q[r].t - t > skip_ns ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 		if (!rc && r < n && (double)(q[r].t - t) / 1e9 > VIDEO_SEEK_GAP_S) {
 			target = pts_of(v, q[r].t);
 			/*

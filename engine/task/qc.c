@@ -1520,6 +1520,43 @@ static bool desc_clash(const char *a, const char *b, float thr)
 	return clash;
 }
 
+struct tier_pos {
+	int tier, pos, idx;
+};
+
+static int cmp_tier_pos(const void *pa, const void *pb)
+{
+	const struct tier_pos *a = pa, *b = pb;
+
+	if (a->tier != b->tier)
+		return a->tier < b->tier ? -1 : 1;
+	return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/*
+ * Sorts order[0..n) by tiers[order[i]], keeping the order within a tier:
+ * a sort on (tier, position), O(n log n) where an insertion sort was
+ * quadratic in the recording's actions.
+ */
+static int sort_by_tier(int *order, const int *tiers, size_t n)
+{
+	struct tier_pos *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t i;
+
+	if (!v)
+		return ENG_ENOMEM;
+	for (i = 0; i < n; i++) {
+		v[i].tier = tiers[order[i]];
+		v[i].pos = (int)i;
+		v[i].idx = order[i];
+	}
+	qsort(v, n, sizeof(*v), cmp_tier_pos);
+	for (i = 0; i < n; i++)
+		order[i] = v[i].idx;
+	free(v);
+	return 0;
+}
+
 int qc_chain_candidates(const char *const *truth, int k, const char *const *pool,
 			const int *tiers, size_t npool, const char *qa_id, int ncand,
 			const struct qc_params *p, struct qc_chain *out)
@@ -1561,13 +1598,13 @@ int qc_chain_candidates(const char *const *truth, int k, const char *const *pool
 			order[i] = i;
 		shuffle_ints(&rng, order, (int)npool);
 		/* a stable sort by tier keeps the shuffle within each tier */
-		for (i = 1; tiers && i < (int)npool; i++)
-			for (j = i; j > 0 && tiers[order[j - 1]] > tiers[order[j]]; j--) {
-				int t = order[j];
-
-				order[j] = order[j - 1];
-				order[j - 1] = t;
+		if (tiers) {
+			rc = sort_by_tier(order, tiers, npool);
+			if (rc) {
+				free(order);
+				return rc;
 			}
+		}
 	}
 	for (i = 0; i < (int)npool && np < ncand; i++) {
 		const char *d = pool[order[i]];
