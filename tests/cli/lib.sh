@@ -43,3 +43,19 @@ skip_all() {
 		echo "cli: skipped: $1"
 	fi
 }
+
+# serve_start LOG ARGS...: starts `proxima review serve ARGS` in the
+# background, its output in LOG; sets $srv (its pid) and $url (the URL it
+# printed, or "" when none came within 10 s)
+serve_start() {
+	serve_log=$1; shift
+	"$PROXIMA" review serve "$@" >"$serve_log" 2>&1 &
+	srv=$!
+	url=""
+	serve_i=0
+	while [ $serve_i -lt 100 ] && [ -z "$url" ]; do
+		url=$(grep -o 'http://[0-9.:]*/' "$serve_log" | head -n 1)
+		[ -n "$url" ] || sleep 0.1
+		serve_i=$((serve_i + 1))
+	done
+}

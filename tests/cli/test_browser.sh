@@ -59,15 +59,7 @@ else
 	echo "# no ffmpeg: the video seeking checks do not run"
 fi
 
-"$PROXIMA" review serve --db "$DB" --port 0 --reviewer browser >"$TMP/serve.log" 2>&1 &
-srv=$!
-url=""
-i=0
-while [ $i -lt 100 ] && [ -z "$url" ]; do
-	url=$(grep -o 'http://[0-9.:]*/' "$TMP/serve.log" | head -n 1)
-	[ -n "$url" ] || sleep 0.1
-	i=$((i + 1))
-done
+serve_start "$TMP/serve.log" --db "$DB" --port 0 --reviewer browser
 expect_match '^http://127\.0\.0\.1:[0-9]+/$' "$url" "serve prints its URL"
 
 ADVANCE=20

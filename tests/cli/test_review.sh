@@ -135,15 +135,7 @@ expect_status 0 "stats" "$PROXIMA" stats --db "$DB"
 expect_match '^reviews: 14,' "$OUT" "stats count every review"
 
 # ---- serve: --port 0 prints a free port; SIGTERM stops it
-"$PROXIMA" review serve --db "$DB" --port 0 --reviewer erin >"$TMP/serve.log" 2>&1 &
-srv=$!
-url=""
-i=0
-while [ $i -lt 100 ] && [ -z "$url" ]; do
-	url=$(grep -o 'http://[0-9.:]*/' "$TMP/serve.log" | head -n 1)
-	[ -n "$url" ] || sleep 0.1
-	i=$((i + 1))
-done
+serve_start "$TMP/serve.log" --db "$DB" --port 0 --reviewer erin
 expect_match '^http://127\.0\.0\.1:[0-9]+/$' "$url" "serve prints the URL with the chosen port"
 session=$(curl -s "${url}api/session")
 expect_match '"reviewer":"erin"' "$session" "the server answers with the reviewer"

@@ -17,15 +17,9 @@ id=$(sqlite3 -batch -noheader "$DB" "SELECT id FROM qa ORDER BY id LIMIT 1")
 fj=$(sqlite3 -batch -noheader "$DB" "SELECT frames_json FROM qa WHERE id = '$id'")
 
 mkdir -p "$TMP/t"
-TMPDIR="$TMP/t" "$PROXIMA" review serve --db "$DB" --port 0 --reviewer fr >"$TMP/serve.log" 2>&1 &
-srv=$!
-url=""
-i=0
-while [ $i -lt 100 ] && [ -z "$url" ]; do
-	url=$(grep -o 'http://[0-9.:]*/' "$TMP/serve.log" | head -n 1)
-	[ -n "$url" ] || sleep 0.1
-	i=$((i + 1))
-done
+# the server keeps its frames in a folder under TMPDIR
+export TMPDIR="$TMP/t"
+serve_start "$TMP/serve.log" --db "$DB" --port 0 --reviewer fr
 curl -s "${url}api/qa/$id" >"$TMP/item.json"
 curl -s "${url}api/qa/$id?blind=1" >"$TMP/blind.json"
 check=$(python3 - "$TMP/item.json" "$TMP/blind.json" "$fj" <<'PY'

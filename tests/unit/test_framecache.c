@@ -26,6 +26,7 @@
 #include "framecache.h"
 #include "recording.h"
 #include "video.h"
+#include "test_util.h"
 
 static char tmp[64];
 
@@ -92,24 +93,6 @@ static uint8_t *read_fd(int fd, size_t *n)
 	return b;
 }
 
-static uint8_t *read_path(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	uint8_t *b;
-	long sz;
-
-	assert_non_null(fp);
-	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-	sz = ftell(fp);
-	rewind(fp);
-	b = malloc((size_t)sz);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)sz, fp), (size_t)sz);
-	fclose(fp);
-	*n = (size_t)sz;
-	return b;
-}
-
 /* Decodes a JPEG to RGB: a new buffer, its size in *w x *h. */
 static uint8_t *rgb_of(const uint8_t *jpg, size_t n, int *w, int *h)
 {
@@ -167,7 +150,7 @@ static void test_adt_frames(void **state)
 		paths[k] = direct[k];
 	}
 	assert_int_equal(video_extract(v, adt_t, 3, 0, paths, shots), 0);
-	b = read_path(direct[1], &nb);
+	b = tu_slurp(direct[1], &nb);
 	pa = rgb_of(a, na, &w, &h);
 	pb = rgb_of(b, nb, &w2, &h2);
 	assert_int_equal(w, 640);

@@ -28,6 +28,7 @@
 #include "hash.h"
 #include "render.h"
 #include "synth.h"
+#include "test_util.h"
 
 #define W 160
 #define H 120
@@ -489,25 +490,6 @@ static void test_deterministic_frames(void **state)
 	synth_free(other);
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long len;
-
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	assert_true(len > 0);
-	rewind(f);
-	buf = malloc((size_t)len);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
-
 /* Offset of the first top-level MP4 box of type `type`, or -1. */
 static long top_box(const uint8_t *b, size_t n, const char *type)
 {
@@ -545,8 +527,8 @@ static void test_video_file(void **state)
 	/* 3 s at 5 fps. */
 	assert_int_equal(st.frames, 16);
 	assert_int_equal(render_write_video(s, p2, &o2, NULL), 0);
-	b1 = slurp(p1, &n1);
-	b2 = slurp(p2, &n2);
+	b1 = tu_slurp(p1, &n1);
+	b2 = tu_slurp(p2, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(b1, b2, n1);
 	/* ftyp, then the index, then the frames: a browser plays while loading. */

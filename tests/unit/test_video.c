@@ -28,6 +28,7 @@
 #include "recording.h"
 #include "video.h"
 #include "vrs.h"
+#include "test_util.h"
 
 static char tmp[64];
 
@@ -60,29 +61,11 @@ static void run(const char *cmd)
 	}
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	uint8_t *b;
-	long sz;
-
-	assert_non_null(fp);
-	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-	sz = ftell(fp);
-	rewind(fp);
-	b = malloc((size_t)sz);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)sz, fp), (size_t)sz);
-	fclose(fp);
-	*n = (size_t)sz;
-	return b;
-}
-
 /* Decodes a JPEG file to grey: a new buffer, its size in *w x *h. */
 static uint8_t *grey_of(const char *path, int *w, int *h)
 {
 	size_t n;
-	uint8_t *jpg = slurp(path, &n), *px;
+	uint8_t *jpg = tu_slurp(path, &n), *px;
 	tjhandle tj = tjInitDecompress();
 	int sub, cs;
 

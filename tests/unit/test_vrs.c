@@ -29,6 +29,7 @@
 
 #include "err.h"
 #include "vrs.h"
+#include "test_util.h"
 
 #define ADT_VRS "tests/data/adt/video.vrs"
 #define ADT_BOXES "tests/data/adt/2d_bounding_box_rgb3.csv"
@@ -41,24 +42,6 @@ static void msg_has(const char *want)
 		print_error("message '%s' lacks '%s'\n", err_msg(), want);
 		fail();
 	}
-}
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	uint8_t *b;
-	long sz;
-
-	assert_non_null(fp);
-	assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-	sz = ftell(fp);
-	rewind(fp);
-	b = malloc((size_t)sz);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)sz, fp), (size_t)sz);
-	fclose(fp);
-	*n = (size_t)sz;
-	return b;
 }
 
 static const char *put(const char *name, const uint8_t *b, size_t n)
@@ -218,7 +201,7 @@ static void bad(const char *name, const uint8_t *b, size_t n, int rc, const char
 static void test_adt_broken(void **state)
 {
 	size_t n;
-	uint8_t *orig = slurp(ADT_VRS, &n), *b = malloc(n);
+	uint8_t *orig = tu_slurp(ADT_VRS, &n), *b = malloc(n);
 	struct vrs_file *f = NULL;
 
 	(void)state;
