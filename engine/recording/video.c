@@ -27,8 +27,6 @@
 
 /* Seek again when the next time asked for is this far past the frame decoded. */
 #define VIDEO_SEEK_GAP_S 2.0
-/* Frames that nothing refers to are skipped while the next time is this far. */
-#define VIDEO_SKIP_S 1.0
 
 /* Scaling and JPEG state with its buffers, one per thread. */
 struct enc {
@@ -52,6 +50,9 @@ struct video {
 	int64_t *table;                /* device time per frame, or NULL */
 	size_t ntable;
 	bool draining;                 /* the decoder was sent the end of stream */
+	int nal_len;                   /* H.264 in MP4 (avcC): bytes of a NAL length, else 0 */
+	struct video *twin;            /* a second decoder of the same file, or NULL */
+	int64_t drop_before;           /* pts: disposable frames before it are not decoded */
 	/* what it holds */
 	size_t nframes;
 	int64_t t_first, t_last;
@@ -321,6 +322,11 @@ static int open_container(struct video *v, const struct rec_video *rv)
 	ret = avcodec_open2(v->dec, codec, NULL);
 	if (ret < 0)
 		return av_fail(v, ret, "cannot open the decoder");
+	/* avcC: version 1, then the NAL length size - 1 in the low bits of byte 4 */
+	if (st->codecpar->codec_id == AV_CODEC_ID_H264 && st->codecpar->extradata_size >= 7 &&
+	    st->codecpar->extradata[0] == 1)
+		v->nal_len = (st->codecpar->extradata[4] & 3) + 1;
+	v->drop_before = AV_NOPTS_VALUE;
 	if (st->nb_frames > 0) {
 		v->nframes = (size_t)st->nb_frames;
 	} else {
@@ -342,6 +348,38 @@ static int open_container(struct video *v, const struct rec_video *rv)
 }
 
 /* The next decoded frame into fr; *eof when there is none. */
+/*
+ * Whether an H.264 packet (NAL units behind length fields) holds only
+ * slices with nal_ref_idc 0: no other frame is predicted from it, so not
+ * decoding it changes no other frame.
+ */
+static bool h264_disposable(const struct video *v, const AVPacket *pkt)
+{
+	const uint8_t *p = pkt->data, *end = pkt->data + pkt->size;
+	bool slice = false;
+
+	if (!v->nal_len || !p || (pkt->flags & AV_PKT_FLAG_KEY))
+		return false;
+	while (end - p > v->nal_len) {
+		size_t len = 0;
+		int i, type;
+
+		for (i = 0; i < v->nal_len; i++)
+			len = len << 8 | p[i];
+		p += v->nal_len;
+		if (len == 0 || len > (size_t)(end - p))
+			return false;
+		type = p[0] & 0x1f;
+		if (type == 1 || type == 5) {
+			if (type == 5 || (p[0] & 0x60))
+				return false;
+			slice = true;
+		}
+		p += len;
+	}
+	return slice;
+}
+
 static int next_frame(struct video *v, AVPacket *pkt, AVFrame *fr, bool *eof)
 {
 	int ret;
@@ -371,7 +409,9 @@ static int next_frame(struct video *v, AVPacket *pkt, AVFrame *fr, bool *eof)
 		}
 		if (ret < 0)
 			return av_fail(v, ret, "cannot read a packet");
-		if (pkt->stream_index != v->si) {
+		if (pkt->stream_index != v->si ||
+		    (v->drop_before != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE &&
+		     pkt->pts < v->drop_before && h264_disposable(v, pkt))) {
 			av_packet_unref(pkt);
 			continue;
 		}
@@ -515,7 +555,6 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 	AVFrame *cur = av_frame_alloc(), *prev = av_frame_alloc();
 	struct batch *b = calloc(1, sizeof(*b));
 	int64_t prev_t = 0, target, sought = INT64_MIN;
-	int64_t skip_ns = (int64_t)(VIDEO_SKIP_S * 1e9);
 	bool have_prev = false, eof = false, seeked = false, checked = false;
 	size_t r = 0, i;
 	int rc = 0;
@@ -524,10 +563,6 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	if (v->fps > 0 && 20e9 / v->fps > (double)skip_ns)
-		skip_ns = (int64_t)(20e9 / v->fps);
-	if (v->fps <= 0)
-		skip_ns = INT64_MAX; /* no frame rate: decode every frame */
 	b->slot = malloc(n * sizeof(*b->slot));
 	if (!b->slot) {
 		rc = ENG_ENOMEM;
@@ -540,6 +575,13 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 	while (!rc && r < n) {
 		int64_t pts, t;
 
+		/*
+		 * A frame two frame times or more before the next time asked for
+		 * is never the one served (a frame lies between), so it is
+		 * decoded only when others are predicted from it.
+		 */
+		v->drop_before = v->fps > 0 ? pts_of(v, q[r].t - (int64_t)(2e9 / v->fps))
+					    : AV_NOPTS_VALUE;
 		rc = next_frame(v, pkt, cur, &eof);
 		if (rc || eof)
 			break;
@@ -567,14 +609,6 @@ static int extract_container(struct video *v, const struct req *q, size_t n, int
 		av_frame_move_ref(prev, cur);
 		have_prev = true;
 		prev_t = t;
-		/*
-		 * Far from the next time asked for, frames no other frame refers
-		 * to (B-frames, mostly) need not be decoded: the decoder skips
-		 * them until the next time is within VIDEO_SKIP_S (at least 20
-		 * frames, more than any B-frame run and the frames in flight in
-		 * the decoder's threads), so the frames near it are all decoded.
-		 */
-		v->dec->skip_frame = r < n && q[r].t - t > skip_ns ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 		if (!rc && r < n && (double)(q[r].t - t) / 1e9 > VIDEO_SEEK_GAP_S) {
 			target = pts_of(v, q[r].t);
 			/*
@@ -901,6 +935,7 @@ void video_close(struct video *v)
 {
 	if (!v)
 		return;
+	video_close(v->twin);
 	vrs_close(v->vrs);
 	avcodec_free_context(&v->dec);
 	avformat_close_input(&v->fmt);
@@ -923,6 +958,79 @@ void video_get_info(const struct video *v, struct video_info *out)
 	out->rotated = v->rotated;
 }
 
+/* A second handle on v's container file, for extract_split(). */
+static int open_twin(struct video *v)
+{
+	struct rec_video rv;
+	struct video *t = calloc(1, sizeof(*t));
+	int rc;
+
+	if (!t)
+		return ENG_ENOMEM;
+	t->file = strdup(v->file);
+	if (!t->file) {
+		free(t);
+		return ENG_ENOMEM;
+	}
+	memset(&rv, 0, sizeof(rv));
+	rv.t0_ns = v->t0_ns;
+	rv.fps = v->fps;
+	rv.frame_ns = v->table;
+	rv.nframe_ns = v->ntable;
+	rc = open_container(t, &rv);
+	if (rc) {
+		video_close(t);
+		return rc;
+	}
+	v->twin = t;
+	return 0;
+}
+
+/*
+ * The requests in groups a seek apart (gaps over VIDEO_SEEK_GAP_S) go to
+ * two decoders by turns, each a pass of its own on its own thread: one
+ * decoder runs a frame at a time, however many threads it has, and a
+ * frame depends only on its own time, so the frames are those of one
+ * pass. A single group is one pass.
+ */
+static int extract_split(struct video *v, const struct req *q, size_t n, int width,
+			 const char *const *paths, struct video_shot *shots)
+{
+	struct req *half[2] = { NULL, NULL };
+	size_t nh[2] = { 0, 0 }, i, g = 0;
+	int rch[2] = { 0, 0 }, rc = 0;
+	char msg[2][1024];
+
+	half[0] = malloc(n * sizeof(*half[0]));
+	half[1] = malloc(n * sizeof(*half[1]));
+	if (!half[0] || !half[1]) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (i && (double)(q[i].t - q[i - 1].t) / 1e9 > VIDEO_SEEK_GAP_S)
+			g++;
+		half[g % 2][nh[g % 2]++] = q[i];
+	}
+	if (!nh[1] || (!v->twin && open_twin(v))) {
+		err_clear(); /* without a second decoder: one pass, as ever */
+		rc = extract_container(v, q, n, width, paths, shots);
+		goto out;
+	}
+#pragma omp parallel for num_threads(2) schedule(static, 1)
+	for (i = 0; i < 2; i++) {
+		rch[i] = extract_container(i ? v->twin : v, half[i], nh[i], width, paths, shots);
+		snprintf(msg[i], sizeof(msg[i]), "%s", rch[i] ? err_msg() : "");
+	}
+	for (i = 0; i < 2 && !rc; i++)
+		if (rch[i])
+			rc = err_set(rch[i], "%s", msg[i]);
+out:
+	free(half[0]);
+	free(half[1]);
+	return rc;
+}
+
 int video_extract(struct video *v, const int64_t *t_ns, size_t n, int width,
 		  const char *const *paths, struct video_shot *shots)
 {
@@ -941,7 +1049,7 @@ int video_extract(struct video *v, const int64_t *t_ns, size_t n, int width,
 	}
 	qsort(q, n, sizeof(*q), cmp_req);
 	rc = v->vrs ? extract_vrs(v, q, n, width, paths, shots)
-		    : extract_container(v, q, n, width, paths, shots);
+		    : extract_split(v, q, n, width, paths, shots);
 	free(q);
 	return rc;
 }

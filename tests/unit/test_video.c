@@ -362,6 +362,62 @@ static void test_egoexo_video(void **state)
 	recording_free(rec);
 }
 
+/*
+ * The bundled kitchen's H.264 (B-frames, 5 s keyframe interval): three
+ * clips far apart go to two decoders in one call; each clip asked alone is
+ * one pass on one decoder. The files are the same byte for byte, and each
+ * frame is the nearest one (10 fps: within 50 ms).
+ */
+static void test_split_passes(void **state)
+{
+	static const int64_t clip_T[3] = { 100000000000LL, 333333333333LL, 540000000000LL };
+	struct recording *rec = NULL;
+	struct video *v = NULL, *w = NULL;
+	struct video_shot shots[24], one[8];
+	int64_t t[24];
+	char names[24][160], alone[8][160];
+	const char *paths[24], *apaths[8];
+	int i, k;
+
+	(void)state;
+	assert_int_equal(recording_load("examples/kitchen-10min", REC_LAYOUT_AUTO, &rec), 0);
+	assert_int_equal(video_open(rec, &v), 0);
+	for (i = 0; i < 24; i++) {
+		/* the clips interleaved, so the call sorts them */
+		k = i % 3;
+		t[i] = clip_T[k] - 8000000000LL + 8000000000LL * (i / 3) / 7;
+		snprintf(names[i], sizeof(names[i]), "%s/all%02d.jpg", tmp, i);
+		paths[i] = names[i];
+	}
+	assert_int_equal(video_extract(v, t, 24, 0, paths, shots), 0);
+	for (k = 0; k < 3; k++) {
+		int64_t tk[8];
+
+		assert_int_equal(video_open(rec, &w), 0);
+		for (i = 0; i < 8; i++) {
+			tk[i] = t[i * 3 + k];
+			snprintf(alone[i], sizeof(alone[i]), "%s/c%d_%d.jpg", tmp, k, i);
+			apaths[i] = alone[i];
+		}
+		assert_int_equal(video_extract(w, tk, 8, 0, apaths, one), 0);
+		for (i = 0; i < 8; i++) {
+			size_t na, nb;
+			uint8_t *a = tu_slurp(names[i * 3 + k], &na), *b = tu_slurp(alone[i], &nb);
+
+			assert_int_equal(one[i].frame, shots[i * 3 + k].frame);
+			assert_true(llabs(shots[i * 3 + k].frame_ns - tk[i]) <= 50000000LL);
+			assert_int_equal(na, nb);
+			assert_memory_equal(a, b, na);
+			free(a);
+			free(b);
+		}
+		video_close(w);
+		w = NULL;
+	}
+	video_close(v);
+	recording_free(rec);
+}
+
 static void test_no_video(void **state)
 {
 	struct recording *rec = NULL;
@@ -389,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_adt_rotation),
 		cmocka_unit_test(test_native_video),
 		cmocka_unit_test(test_egoexo_video),
+		cmocka_unit_test(test_split_passes),
 		cmocka_unit_test(test_no_video),
 	};
 
