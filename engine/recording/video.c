@@ -669,6 +669,62 @@ static size_t vrs_nearest(const struct vrs_file *f, int64_t t)
 	return lo;
 }
 
+/* Plane p of w x h turned 90 degrees clockwise into dst (h wide), in tiles. */
+static void rotate_plane(const uint8_t *src, int w, int h, uint8_t *dst)
+{
+	enum { TILE = 32 };
+	int tx, ty, x, y;
+
+	/* upright (x, y) = stored (y, h - 1 - x); upright is h wide and w high */
+	for (ty = 0; ty < w; ty += TILE)
+		for (tx = 0; tx < h; tx += TILE)
+			for (y = ty; y < w && y < ty + TILE; y++) {
+				uint8_t *row = dst + (size_t)y * (size_t)h;
+
+				for (x = tx; x < h && x < tx + TILE; x++)
+					row[x] = src[(size_t)(h - 1 - x) * (size_t)w + (size_t)y];
+			}
+}
+
+/*
+ * A VRS frame decoded at dw x dh (stored orientation) straight into its
+ * YCbCr planes, each plane turned upright, scaled and encoded: no trip
+ * through RGB and back. For 4:2:0, 4:4:4 and grey JPEGs, whose planes
+ * stay a valid layout when turned.
+ */
+static int vrs_upright_yuv(const struct video *v, struct enc *es, size_t k, const uint8_t *src,
+			   size_t n, int sub, int dw, int dh, int ow, int oh, unsigned char **jpg,
+			   unsigned long *jlen)
+{
+	int np = sub == TJSAMP_GRAY ? 1 : 3, pw[3], ph[3], strides[3], ls[4] = { 0, 0, 0, 0 }, p;
+	unsigned char *planes[3];
+	const uint8_t *rot[4] = { NULL, NULL, NULL, NULL };
+	size_t off = 0, roff = 0;
+	enum AVPixelFormat fmt = sub == TJSAMP_420 ? AV_PIX_FMT_YUVJ420P
+				 : sub == TJSAMP_444 ? AV_PIX_FMT_YUVJ444P : AV_PIX_FMT_GRAY8;
+
+	for (p = 0; p < np; p++) {
+		pw[p] = tjPlaneWidth(p, dw, sub);
+		ph[p] = tjPlaneHeight(p, dh, sub);
+		if (pw[p] <= 0 || ph[p] <= 0)
+			return err_set(ENG_EPARSE, "%s: frame %zu has an empty plane", v->file, k);
+		strides[p] = pw[p];
+		planes[p] = es->rgb + off;
+		off += (size_t)pw[p] * (size_t)ph[p];
+	}
+	/* es->rgb and es->rot hold dw x dh x 3 bytes: more than the planes */
+	if (tjDecompressToYUVPlanes(es->tjd, src, (unsigned long)n, planes, dw, strides, dh, 0))
+		return err_set(ENG_EPARSE, "%s: frame %zu (record at byte offset %" PRId64 "): %s",
+			       v->file, k, vrs_frame(v->vrs, k)->offset, tjGetErrorStr2(es->tjd));
+	for (p = 0; p < np; p++) {
+		rotate_plane(planes[p], pw[p], ph[p], es->rot + roff);
+		rot[p] = es->rot + roff;
+		ls[p] = ph[p];
+		roff += (size_t)pw[p] * (size_t)ph[p];
+	}
+	return encode(v, es, rot, ls, fmt, true, dh, dw, ow, oh, jpg, jlen);
+}
+
 /*
  * Frame k turned upright (rotated 90 degrees clockwise) as JPEG at most
  * `width` wide into *jpg (tjAlloc'ed): lossless at full width, else a
@@ -733,6 +789,10 @@ static int vrs_upright(const struct video *v, struct enc *es, size_t k, int widt
 			goto out;
 		if (!es->rgb || !es->rot || dw <= 0 || dh <= 0) {
 			rc = err_set(ENG_EPARSE, "%s: frame %zu has an empty image", v->file, k);
+			goto out;
+		}
+		if (sub == TJSAMP_420 || sub == TJSAMP_444 || sub == TJSAMP_GRAY) {
+			rc = vrs_upright_yuv(v, es, k, src, n, sub, dw, dh, *ow, *oh, jpg, jlen);
 			goto out;
 		}
 		if (tjDecompress2(es->tjd, src, (unsigned long)n, es->rgb, dw, dw * 3, dh, TJPF_RGB, 0)) {

@@ -200,6 +200,33 @@ static void test_adt_rotation(void **state)
 	flip /= (uw / 7.0) * (uh / 7.0);
 	assert_true(diff < 1.5);  /* the same pixels, up to IDCT rounding */
 	assert_true(flip > 10.0); /* and not the mirror image */
+	{
+		/* at 640 px (decoded to YCbCr planes, each turned, scaled): the full
+		 * size's picture, sampled at the same places */
+		char sm[160];
+		const char *sp = sm;
+		uint8_t *small;
+		int w6, h6;
+		double d6 = 0, f6 = 0;
+
+		snprintf(sm, sizeof(sm), "%s/adt_640.jpg", tmp);
+		assert_int_equal(video_extract(v, &t, 1, 640, &sp, &shot), 0);
+		small = grey_of(sm, &w6, &h6);
+		assert_int_equal(w6, 640);
+		assert_int_equal(h6, 640);
+		for (y = 0; y < h6; y += 5)
+			for (x = 0; x < w6; x += 5) {
+				int ux = (int)((x + 0.5) * uw / w6), uy = (int)((y + 0.5) * uh / h6);
+
+				d6 += fabs((double)small[y * w6 + x] - up[uy * uw + ux]);
+				f6 += fabs((double)small[y * w6 + x] - up[uy * uw + (uw - 1 - ux)]);
+			}
+		d6 /= (w6 / 5.0) * (h6 / 5.0);
+		f6 /= (w6 / 5.0) * (h6 / 5.0);
+		assert_true(d6 < 6.0);  /* scaling blurs edges a little */
+		assert_true(f6 > 10.0); /* not mirrored */
+		free(small);
+	}
 	free(up);
 	free(st);
 	video_close(v);
