@@ -860,33 +860,56 @@ static int read_stream_names(const cJSON *root, const char *file, const char *na
  * Reads each stream of name[] (files under path) into rec, in stream
  * order; objects without an object_poses stream get their rest poses.
  */
-static int read_streams(const char *path, struct recording *rec, const char *const name[S_COUNT])
+/* Reads stream k of the recording, when it has one. */
+static int read_one(const char *path, struct recording *rec, const char *const name[S_COUNT],
+		    int k)
 {
 	char *p;
-	int rc, k;
+	int rc;
 
-	for (k = 0; k < S_COUNT; k++) {
-		if (!name[k])
-			continue;
-		p = recording__path(path, name[k]);
-		if (!p)
-			return ENG_ENOMEM;
-		switch (k) {
-		case S_TRAJ: rc = read_trajectory(p, rec); break;
-		case S_GAZE: rc = read_gaze(p, rec); break;
-		case S_OBJECTS: rc = recording__read_objects(p, rec); break;
-		case S_POSES: rc = recording__read_object_poses(p, rec); break;
-		default: rc = read_actions(p, rec); break;
-		}
-		free(p);
-		if (rc)
-			return rc;
-		if (k == S_OBJECTS && !name[S_POSES]) {
-			rc = recording__read_object_poses(NULL, rec);
-			if (rc)
-				return rc;
-		}
+	if (!name[k])
+		return 0;
+	p = recording__path(path, name[k]);
+	if (!p)
+		return ENG_ENOMEM;
+	switch (k) {
+	case S_TRAJ: rc = read_trajectory(p, rec); break;
+	case S_GAZE: rc = read_gaze(p, rec); break;
+	case S_OBJECTS: rc = recording__read_objects(p, rec); break;
+	case S_POSES: rc = recording__read_object_poses(p, rec); break;
+	default: rc = read_actions(p, rec); break;
 	}
+	free(p);
+	if (!rc && k == S_OBJECTS && !name[S_POSES])
+		rc = recording__read_object_poses(NULL, rec);
+	return rc;
+}
+
+/*
+ * The streams on three threads: the trajectory, the gaze, and the objects
+ * with their poses and the actions (which name the objects, in that
+ * order). They fill disjoint fields, and only the third warns. The error
+ * reported is that of the first stream in file order that failed, as a
+ * reading one by one would report.
+ */
+static int read_streams(const char *path, struct recording *rec, const char *const name[S_COUNT])
+{
+	static const int first[3] = { S_TRAJ, S_GAZE, S_OBJECTS }, last[3] = { S_TRAJ, S_GAZE,
+										 S_ACTIONS };
+	int rc[3] = { 0, 0, 0 }, g;
+	char msg[3][1024];
+
+#pragma omp parallel for num_threads(3) schedule(static, 1)
+	for (g = 0; g < 3; g++) {
+		int k;
+
+		for (k = first[g]; k <= last[g] && !rc[g]; k++)
+			rc[g] = read_one(path, rec, name, k);
+		snprintf(msg[g], sizeof(msg[g]), "%s", rc[g] ? err_msg() : "");
+	}
+	for (g = 0; g < 3; g++)
+		if (rc[g])
+			return *msg[g] ? err_set(rc[g], "%s", msg[g]) : rc[g];
 	return 0;
 }
 

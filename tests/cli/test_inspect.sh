@@ -86,6 +86,15 @@ bad() { # NAME SHELL: a copy of examples/tiny with SHELL run in it
 bad tmax 'echo "9223372036854775807,4.65,3.55,1.6,-0.81,-0.13,0.09,0.55" >> trajectory.csv'
 expect_status 1 "a last trajectory row at INT64_MAX" timeout 20 "$PROXIMA" inspect "$TMP/tmax"
 expect_match "trajectory time 9223372036854775807 ns is beyond \+-2\^62 ns" "$ERR" "the time is named"
+# the streams are read on three threads; the error is the first stream's in file order
+bad twobad 'sed -i "3s/,[^,]*,/,nan,/" trajectory.csv; sed -i "3s/,[^,]*,/,x,/" gaze.csv
+	sed -i "2s/,[^,]*,/,y,/" object_poses.csv'
+expect_status 1 "bad rows in the trajectory, the gaze and the object poses" "$PROXIMA" inspect "$TMP/twobad"
+expect_match "^error: .*twobad/trajectory\.csv:3: column 'tx': 'nan' is not a finite number" "$ERR" \
+	"the trajectory's error is reported, as a reading one by one would"
+bad gazebad 'sed -i "3s/,[^,]*,/,x,/" gaze.csv; sed -i "2s/,[^,]*,/,y,/" object_poses.csv'
+expect_status 1 "bad rows in the gaze and the object poses" "$PROXIMA" inspect "$TMP/gazebad"
+expect_match "^error: .*gazebad/gaze\.csv:3: column 'ox': 'x' is not a number" "$ERR" "then the gaze's"
 bad tmin 'sed -i "2s/^0,/-9223372036854775808,/" trajectory.csv'
 expect_status 1 "a first trajectory row at INT64_MIN" timeout 20 "$PROXIMA" inspect "$TMP/tmin"
 expect_match "trajectory time -9223372036854775808 ns is beyond" "$ERR" "the time is named"
