@@ -10,9 +10,11 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1121,6 +1123,14 @@ static int labelstudio_url(struct exporter *x, const struct item *it, double s0,
  * dynamic choices, the key for comparison after a blind labelling, the
  * video as a URL opening at the clip, the clip window and frame rate.
  */
+/* True when the video file is a VRS file (by its name, as the loaders attach them). */
+static bool is_vrs(const char *file)
+{
+	size_t n = strlen(file);
+
+	return n >= 4 && !strcasecmp(file + n - 4, ".vrs");
+}
+
 static cJSON *rec_labelstudio(struct exporter *x, const struct item *it, int *rc)
 {
 	int *oom = &x->oom;
@@ -1149,7 +1159,14 @@ static cJSON *rec_labelstudio(struct exporter *x, const struct item *it, int *rc
 	}
 	j_str(oom, d, "answer_letter", l);
 	buf_reset(&b);
-	if (it->video) {
+	if (it->video && is_vrs(it->video)) {
+		/* a VRS file is no format a browser plays: the frames stand in */
+		j_str(oom, d, "video", "");
+		j_add(oom, d, "clip_start_s", cJSON_CreateNull());
+		j_add(oom, d, "clip_end_s", cJSON_CreateNull());
+		j_str(oom, d, "clip_text", "The video is a VRS file, which a browser cannot play: see "
+		      "the frames (export --frames N)");
+	} else if (it->video) {
 		double s0 = (double)(it->qa->clip_start_ns - it->video_t0) / 1e9;
 		double s1 = (double)(it->qa->clip_end_ns - it->video_t0) / 1e9;
 

@@ -205,4 +205,25 @@ else
 	ok "frame extraction skipped: ffmpeg is not installed"
 fi
 
+# ---------------------------------------------------------------- a VRS recording
+# one QA moved to the ADT sample (its three RGB frames): Label Studio gets no
+# video URL for a VRS file, which no browser plays, and the frames instead
+cp "$TMP/s.db" "$TMP/adt.db"
+sqlite3 "$TMP/adt.db" "INSERT INTO recordings (id, layout, root, t0_ns, t1_ns, summary_json, added_at)
+	VALUES ('adt', 'adt', '$DATA/adt', 87551170813262, 87551237472175, '{}', '2026-01-01');
+	UPDATE qa SET recording_id = 'adt', t_ns = 87551237566700, clip_start_ns = 87551170910700,
+	clip_end_ns = 87551237566700, frames_json = '[87551170910700,87551204238700,87551237566700]'
+	WHERE id = '00000000000000a0'"
+expect_status 0 "labelstudio export of a VRS recording" "$PROXIMA" export --db "$TMP/adt.db" \
+	--format labelstudio -o "$TMP/lsvrs" --frames 3 --tasks intention.head_turn --no-audit
+rec=$(python3 -c 'import json, sys
+for t in json.load(open(sys.argv[1])):
+	d = t["data"]
+	if d["qa_id"] == "00000000000000a0":
+		print("video=%r clip=%s frames=%d" % (d["video"], "VRS" in d["clip_text"], len(d["frames"])))' \
+	"$TMP/lsvrs/tasks.json" 2>&1)
+expect_match "^video='' clip=True frames=3\$" "$rec" "no video URL for the VRS file, a note, and the 3 frames"
+n=$(ls "$TMP/lsvrs/Frames/00000000000000a0" 2>/dev/null | wc -l)
+expect_match '^ *3$' "$n" "the 3 VRS frames are written"
+
 done_testing
