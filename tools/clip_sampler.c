@@ -53,8 +53,8 @@
 #define NS_PER_S 1000000000LL
 #define THIN_NS (2 * NS_PER_S)        /* one candidate per target per 2 s */
 #define RETRY_NS NS_PER_S             /* a failed path check blocks its target this long */
-#define SPAN_NS (60 * NS_PER_S)       /* head turn, navigate: spans enumerated lazily */
-#define LAZY_CANDS 4096               /* spans are visited until a list holds this many */
+#define SPAN_NS (10 * NS_PER_S)       /* head turn, navigate: spans enumerated lazily */
+#define LAZY_CANDS 2048               /* spans are visited until a list holds this many */
 #define LOOKBACK_END_NS NS_PER_S      /* head turn: visible until T - 1 s at the latest */
 #define NAV_MIN_M 1.5f                /* navigation target distance */
 #define FOV_MARGIN_DEG 5.0f           /* head turn: the target this far outside the view */
