@@ -31,28 +31,39 @@ struct occ_layer {
 	struct grid_params p;
 	uint8_t *cells;
 	size_t cap;
+	uint64_t used;          /* tick of the last use */
 };
 
-/* Cell memory, the masks and the static layer, kept across calls. */
+/*
+ * Static layers kept: one per key, the least recently used replaced. The
+ * clip sampler's enumeration goes from target to target within a span of
+ * time and comes back to each in the next span.
+ */
+#define OCC_LAYERS 16
+
+/* Cell memory, the masks and the static layers, kept across calls. */
 struct occ_cache {
 	uint8_t *cells;
 	size_t cap;
 	uint8_t *skip;   /* boxes holding the camera */
 	uint8_t *mask;   /* boxes left out of one pass */
 	size_t nskip;    /* capacity of skip and mask */
-	struct occ_layer layer;
+	struct occ_layer layers[OCC_LAYERS];
+	uint64_t tick;
 };
 
 static void occ_cache_free(void *p)
 {
 	struct occ_cache *c = p;
+	size_t i;
 
 	if (!c)
 		return;
 	free(c->cells);
 	free(c->skip);
 	free(c->mask);
-	free(c->layer.cells);
+	for (i = 0; i < OCC_LAYERS; i++)
+		free(c->layers[i].cells);
 	free(c);
 }
 
@@ -104,22 +115,35 @@ static int reserve_bytes(uint8_t **p, size_t *cap, size_t n)
 	return 0;
 }
 
-/* Rasterises the static layer for this key unless it is already there. */
+/*
+ * The static layer for this key in *out: a kept one, or one rasterised now
+ * in place of the least recently used.
+ */
 static int static_layer(struct occ_cache *c, const struct recording *rec,
 			const struct obb *boxes, size_t n, long target, uint64_t skip_hash,
 			const float lo[2], const float hi[2], int w, int h, float floor_z,
-			const struct grid_params *p)
+			const struct grid_params *p, const uint8_t **out)
 {
-	struct occ_layer *l = &c->layer;
+	struct occ_layer *l = &c->layers[0];
 	struct grid g;
 	size_t i;
 	int rc;
 
-	if (l->valid && l->target == target && l->skip_hash == skip_hash &&
-	    l->lo[0] == lo[0] && l->lo[1] == lo[1] && l->hi[0] == hi[0] && l->hi[1] == hi[1] &&
-	    /* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just misses */
-	    l->w == w && l->h == h && l->floor_z == floor_z && !memcmp(&l->p, p, sizeof(*p)))
-		return 0;
+	for (i = 0; i < OCC_LAYERS; i++) {
+		struct occ_layer *k = &c->layers[i];
+
+		if (k->valid && k->target == target && k->skip_hash == skip_hash &&
+		    k->lo[0] == lo[0] && k->lo[1] == lo[1] && k->hi[0] == hi[0] &&
+		    k->hi[1] == hi[1] && k->w == w && k->h == h && k->floor_z == floor_z &&
+		    /* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just misses */
+		    !memcmp(&k->p, p, sizeof(*p))) {
+			k->used = ++c->tick;
+			*out = k->cells;
+			return 0;
+		}
+		if (!k->valid || (l->valid && k->used < l->used))
+			l = k;
+	}
 	l->valid = false;
 	rc = reserve_bytes(&l->cells, &l->cap, grid_cells_needed(w, h));
 	if (!rc)
@@ -140,6 +164,8 @@ static int static_layer(struct occ_cache *c, const struct recording *rec,
 	l->h = h;
 	l->floor_z = floor_z;
 	l->p = *p;
+	l->used = ++c->tick;
+	*out = l->cells;
 	return 0;
 }
 
@@ -151,6 +177,7 @@ int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
 	struct scene *s;
 	const struct obb *boxes;
 	uint64_t skip_hash = 1469598103934665603ull;
+	const uint8_t *layer = NULL;
 	size_t n, i;
 	float lo[2], hi[2];
 	int w, h, rc;
@@ -200,11 +227,11 @@ int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
 	rc = reserve_bytes(&c->cells, &c->cap, grid_cells_needed(w, h));
 	if (!rc)
 		rc = static_layer(c, rec, boxes, n, target >= 0 && !is_dynamic(rec, (size_t)target) ?
-				  target : -1, skip_hash, lo, hi, w, h, out->floor_z, p);
+				  target : -1, skip_hash, lo, hi, w, h, out->floor_z, p, &layer);
 	if (!rc)
 		rc = grid_init(&out->grid, c->cells, w, h, lo[0], lo[1], p->cell_m);
 	if (!rc) {
-		memcpy(c->cells, c->layer.cells, grid_cells_needed(w, h));
+		memcpy(c->cells, layer, grid_cells_needed(w, h));
 		for (i = 0; i < n; i++)
 			c->mask[i] = c->skip[i] || !is_dynamic(rec, i) || (long)i == target;
 		rc = grid_rasterize(&out->grid, boxes, n, p, out->floor_z, GRID_SKIP_NONE, c->mask);
