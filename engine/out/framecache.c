@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -121,6 +122,42 @@ void framecache_free(struct framecache *fc)
 	free(fc);
 }
 
+/*
+ * A native recording names its video in recording.json: it must resolve
+ * inside the recording's folder, as the review server's /media route
+ * requires, so that a recording.json cannot have the server decode any
+ * file it can read. The other layouts attach their videos by fixed rules.
+ */
+static int video_inside(const struct recording *rec)
+{
+	char *root = NULL, *file = NULL, *joined = NULL;
+	size_t n;
+	int rc = 0;
+
+	if (!rec->video.path || strcmp(rec->layout, "proxima-recording/1"))
+		return 0;
+	n = strlen(rec->root) + strlen(rec->video.path) + 2;
+	joined = malloc(n);
+	if (!joined)
+		return ENG_ENOMEM;
+	snprintf(joined, n, "%s/%s", rec->root, rec->video.path);
+	root = realpath(rec->root, NULL);
+	file = realpath(rec->video.path[0] == '/' ? rec->video.path : joined, NULL);
+	if (!root || !file) {
+		rc = err_set(ENG_ENOENT, "recording '%s': video '%s': %s", rec->id, rec->video.path,
+			     strerror(errno));
+	} else {
+		n = strlen(root);
+		if (strncmp(file, root, n) || file[n] != '/')
+			rc = err_set(ENG_EINVAL, "recording '%s': video '%s' resolves outside the "
+				     "recording folder", rec->id, rec->video.path);
+	}
+	free(root);
+	free(file);
+	free(joined);
+	return rc;
+}
+
 /* Opens the video of the recording in root into r (r->rc says how it went). */
 static int rec_open(struct fc_rec *r)
 {
@@ -131,11 +168,13 @@ static int rec_open(struct fc_rec *r)
 	err_clear();
 	rc = recording_load(r->root, REC_LAYOUT_AUTO, &rec);
 	if (!rc)
+		rc = video_inside(rec);
+	if (!rc)
 		rc = video_open(rec, &r->v);
 	if (rc == ENG_ENOMEM)
 		goto out;
 	if (rc) {
-		r->rc = rc == ENG_EPARSE ? ENG_EPARSE : ENG_ENOENT;
+		r->rc = rc == ENG_EPARSE || rc == ENG_EINVAL ? rc : ENG_ENOENT;
 		r->why = strdup(*err_msg() ? err_msg() : eng_strerror(rc));
 		rc = r->why ? 0 : ENG_ENOMEM;
 		goto out;

@@ -233,12 +233,43 @@ static void test_no_video(void **state)
 	framecache_free(fc);
 }
 
+/*
+ * A native recording.json whose video lies outside its folder is refused:
+ * a path with .. by the loader, a link that leads out by the cache.
+ */
+static void test_video_outside(void **state)
+{
+	struct framecache *fc = NULL;
+	struct framecache_video fv;
+	char cmd[1024], rec[256];
+
+	(void)state;
+	snprintf(rec, sizeof(rec), "%s/rec", tmp);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s' && cp tests/data/native/* '%s'/ && touch '%s/outside.mp4' && "
+		 "sed -i 's|\"video.mp4\"|\"../outside.mp4\"|' '%s/recording.json'",
+		 rec, rec, tmp, rec);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(framecache_new(0, &fc), 0);
+	/* the loader refuses the path itself */
+	assert_true(framecache_probe(fc, "out", rec, &fv) < 0);
+	assert_non_null(strstr(err_msg(), "must be a relative path inside the recording folder"));
+	snprintf(cmd, sizeof(cmd),
+		 "ln -s ../outside.mp4 '%s/link.mp4' && "
+		 "sed -i 's|\"../outside.mp4\"|\"link.mp4\"|' '%s/recording.json'", rec, rec);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(framecache_probe(fc, "link", rec, &fv), ENG_EINVAL);
+	assert_non_null(strstr(err_msg(), "video 'link.mp4' resolves outside the recording folder"));
+	framecache_free(fc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_adt_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_video, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_video_outside, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
