@@ -303,7 +303,7 @@ int gaze_cast_write(struct tool_ctx *ctx, const struct gaze_cast_result *r, size
 	farr = cJSON_AddArrayToObject(result, "fixations");
 	if (!farr)
 		return ENG_ENOMEM;
-	for (i = 0; i < r->fixations->n; i++) {
+	for (i = 0; r->fixations && i < r->fixations->n; i++) {
 		const struct gaze_fixation *f = &r->fixations->v[i];
 
 		if (f->fx.t_end_ns < r->t0 || f->fx.t_start_ns > r->t1)

@@ -288,6 +288,8 @@ static void file_add(struct framecache *fc, const char *name, int64_t frame_ns)
 	struct fc_file *f;
 	char p[4096];
 
+	if (!fc->max_files) /* framecache_new() never makes one, but keep the ring sound */
+		return;
 	if (fc->nfiles == fc->max_files) {
 		f = &fc->files[fc->head];
 		file_path(fc, f->name, p, sizeof(p));

@@ -861,8 +861,7 @@ static int read_stream_names(const cJSON *root, const char *file, const char *na
  * order; objects without an object_poses stream get their rest poses.
  */
 /* Reads stream k of the recording, when it has one. */
-static int read_one(const char *path, struct recording *rec, const char *const name[S_COUNT],
-		    int k)
+static int read_one(const char *path, struct recording *rec, const char *const name[S_COUNT], int k)
 {
 	char *p;
 	int rc;
@@ -894,8 +893,8 @@ static int read_one(const char *path, struct recording *rec, const char *const n
  */
 static int read_streams(const char *path, struct recording *rec, const char *const name[S_COUNT])
 {
-	static const int first[3] = { S_TRAJ, S_GAZE, S_OBJECTS }, last[3] = { S_TRAJ, S_GAZE,
-										 S_ACTIONS };
+	static const int first[3] = { S_TRAJ, S_GAZE, S_OBJECTS },
+			 last[3] = { S_TRAJ, S_GAZE, S_ACTIONS };
 	int rc[3] = { 0, 0, 0 }, g;
 	char msg[3][1024];
 
