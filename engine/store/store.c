@@ -238,6 +238,63 @@ int store__db_prepare(struct store *st, const char *sql, sqlite3_stmt **out,
 	return 0;
 }
 
+int store__db_cached(struct store *st, const char *sql, sqlite3_stmt **out, const char *what)
+{
+	struct store_stmt *slot = NULL;
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; i < STORE_STMT_CACHE; i++) {
+		struct store_stmt *c = &st->stmts[i];
+
+		if (c->s && !c->busy && (c->sql == sql || !strcmp(c->sql, sql))) {
+			c->busy = 1;
+			*out = c->s;
+			return 0;
+		}
+		if (!c->s && !slot)
+			slot = c;
+	}
+	if (sqlite3_prepare_v3(st->db, sql, -1, slot ? SQLITE_PREPARE_PERSISTENT : 0, out, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_finalize(*out);
+		*out = NULL;
+		return store__db_fail(st, what);
+	}
+	if (slot) {
+		slot->sql = sql;
+		slot->s = *out;
+		slot->busy = 1;
+	}
+	return 0;
+}
+
+void store__db_release(struct store *st, sqlite3_stmt *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < STORE_STMT_CACHE; i++)
+		if (st->stmts[i].s == s) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			st->stmts[i].busy = 0;
+			return;
+		}
+	sqlite3_finalize(s);
+}
+
+void store__db_cache_clear(struct store *st)
+{
+	size_t i;
+
+	for (i = 0; i < STORE_STMT_CACHE; i++) {
+		sqlite3_finalize(st->stmts[i].s);
+		memset(&st->stmts[i], 0, sizeof(st->stmts[i]));
+	}
+}
+
 /* Steps a statement that returns no row. */
 int store__db_done(struct store *st, sqlite3_stmt *s, const char *what)
 {
@@ -299,6 +356,18 @@ char *store__xstrdup(const char *s)
 	return p;
 }
 
+/* Runs a cached statement with no result rows. */
+static int store__db_step_cached(struct store *st, const char *sql, const char *what)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = store__db_cached(st, sql, &s, what);
+
+	if (!rc)
+		rc = store__db_done(st, s, what);
+	store__db_release(st, s);
+	return rc;
+}
+
 /*
  * Opens a unit of work for a write function: its own transaction outside
  * a batch, a savepoint inside one (so a failure undoes only this call).
@@ -307,7 +376,7 @@ int store__tx_enter(struct store *st, int *own)
 {
 	if (st->in_tx) {
 		*own = 0;
-		return store__db_exec(st, "SAVEPOINT store_op", "opening a savepoint");
+		return store__db_step_cached(st, "SAVEPOINT store_op", "opening a savepoint");
 	}
 	*own = 1;
 	return store__db_exec(st, "BEGIN IMMEDIATE", "beginning a transaction");
@@ -317,7 +386,8 @@ int store__tx_enter(struct store *st, int *own)
 int store__tx_leave(struct store *st, int own, int rc)
 {
 	if (!rc) {
-		rc = store__db_exec(st, own ? "COMMIT" : "RELEASE store_op", "committing");
+		rc = own ? store__db_exec(st, "COMMIT", "committing")
+			 : store__db_step_cached(st, "RELEASE store_op", "committing");
 		if (!rc)
 			return 0;
 	}
@@ -522,6 +592,7 @@ void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	store__db_cache_clear(st);
 	sqlite3_close_v2(st->db);
 	free(st->path);
 	free(st);

@@ -29,11 +29,21 @@
 /* ISO-8601 UTC with milliseconds: every time the store writes itself. */
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
+/* Statements of the hot write paths kept prepared per handle (store__db_cached). */
+#define STORE_STMT_CACHE 12
+
+struct store_stmt {
+	const char *sql;      /* the caller's static text */
+	sqlite3_stmt *s;
+	int busy;             /* handed out and not yet released */
+};
+
 struct store {
 	sqlite3 *db;   /* the connection */
 	char *path;    /* as given to store_open() */
 	int readonly;  /* opened with STORE_READONLY */
 	int in_tx;     /* a store_begin() batch is open */
+	struct store_stmt stmts[STORE_STMT_CACHE];
 };
 
 /* Every QA status, in the order of the schema's CHECK. */
@@ -66,6 +76,22 @@ int store__db_exec(struct store *st, const char *sql, const char *what);
 /* Prepares one statement into *out; on failure store__db_fail(what). */
 int store__db_prepare(struct store *st, const char *sql, sqlite3_stmt **out,
 		      const char *what);
+
+/*
+ * As store__db_prepare(), for SQL text that lives as long as the handle
+ * (a literal): the statement is prepared once per handle and kept, so a
+ * write done per QA does not parse its SQL again. Give it back with
+ * store__db_release(), never sqlite3_finalize(). When the cache is full or
+ * the statement is already out, a fresh one is prepared (and finalized by
+ * store__db_release()).
+ */
+int store__db_cached(struct store *st, const char *sql, sqlite3_stmt **out, const char *what);
+
+/* Resets and unbinds a store__db_cached() statement, or finalizes an uncached one. NULL is a no-op. */
+void store__db_release(struct store *st, sqlite3_stmt *s);
+
+/* Finalizes every kept statement (store_close). */
+void store__db_cache_clear(struct store *st);
 
 /* Steps a statement that returns no row. */
 int store__db_done(struct store *st, sqlite3_stmt *s, const char *what);

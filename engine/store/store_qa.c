@@ -133,7 +133,7 @@ static int exists(struct store *st, const char *sql, const char *key_text,
 	sqlite3_stmt *s = NULL;
 	int rc, step;
 
-	rc = store__db_prepare(st, sql, &s, what);
+	rc = store__db_cached(st, sql, &s, what);
 	if (rc)
 		goto out;
 	if (key_text ? store__bind_text(s, ":key", key_text) : store__bind_i64(s, ":key", key_int)) {
@@ -147,7 +147,7 @@ static int exists(struct store *st, const char *sql, const char *key_text,
 	}
 	*found = step == SQLITE_ROW;
 out:
-	sqlite3_finalize(s);
+	store__db_release(st, s);
 	return rc;
 }
 
@@ -158,7 +158,7 @@ static int qa_status(struct store *st, const char *id, char *out, size_t n)
 	int rc, step;
 
 	out[0] = '\0';
-	rc = store__db_prepare(st, "SELECT status FROM qa WHERE id = :id", &s, "reading a qa");
+	rc = store__db_cached(st, "SELECT status FROM qa WHERE id = :id", &s, "reading a qa");
 	if (rc)
 		goto out;
 	if (store__bind_text(s, ":id", id)) {
@@ -171,7 +171,7 @@ static int qa_status(struct store *st, const char *id, char *out, size_t n)
 	else if (step != SQLITE_DONE)
 		rc = store__db_fail(st, "reading a qa");
 out:
-	sqlite3_finalize(s);
+	store__db_release(st, s);
 	return rc;
 }
 
@@ -181,7 +181,7 @@ static int trace_write(struct store *st, const char *qa_id, const char *trace_js
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	rc = store__db_prepare(st, trace_json
+	rc = store__db_cached(st, trace_json
 			? "INSERT INTO traces (qa_id, trace_json) VALUES (:id, :trace)"
 			  " ON CONFLICT(qa_id) DO UPDATE SET trace_json = excluded.trace_json"
 			: "DELETE FROM traces WHERE qa_id = :id", &s, "storing a trace");
@@ -193,7 +193,7 @@ static int trace_write(struct store *st, const char *qa_id, const char *trace_js
 	}
 	rc = store__db_done(st, s, "storing a trace");
 out:
-	sqlite3_finalize(s);
+	store__db_release(st, s);
 	return rc;
 }
 
@@ -255,7 +255,7 @@ int store_qa_put(struct store *st, const struct store_qa *qa, int *inserted)
 			goto out;
 		}
 	}
-	rc = store__db_prepare(st, status[0] ? replace_sql : insert_sql, &s, "storing a qa");
+	rc = store__db_cached(st, status[0] ? replace_sql : insert_sql, &s, "storing a qa");
 	if (rc)
 		goto out;
 	if (qa_bind(s, qa)) {
@@ -271,7 +271,7 @@ int store_qa_put(struct store *st, const struct store_qa *qa, int *inserted)
 		goto out;
 	result = status[0] ? STORE_PUT_REPLACED : STORE_PUT_NEW;
 out:
-	sqlite3_finalize(s);
+	store__db_release(st, s);
 	rc = store__tx_leave(st, own, rc);
 	if (!rc && inserted)
 		*inserted = result;
@@ -838,7 +838,7 @@ int store_drop_add(struct store *st, const struct store_drop *d, bool *added)
 	if (!store__is_one_of(d->metric, metrics, ARRAY_SIZE(metrics)))
 		return err_set(ENG_EINVAL, "'%s': drop: metric must be 'approx' or 'relative'",
 			       st->path);
-	rc = store__db_prepare(st, sql, &s, "storing a drop");
+	rc = store__db_cached(st, sql, &s, "storing a drop");
 	if (rc)
 		goto out;
 	if (store__bind_i64_or_null(s, ":run_id", d->run_id, 0) ||
@@ -854,6 +854,6 @@ int store_drop_add(struct store *st, const struct store_drop *d, bool *added)
 	if (!rc && added)
 		*added = sqlite3_changes(st->db) > 0;
 out:
-	sqlite3_finalize(s);
+	store__db_release(st, s);
 	return rc;
 }
