@@ -77,6 +77,7 @@ struct astar_ws {
 	int32_t *queue;        /* flood-fill queue */
 	uint8_t *scratch;      /* w * h reachability cells for the ring search */
 	bool reach_valid;      /* scratch holds a component of the loaded grid */
+	size_t passable;       /* passable cells of the loaded grid */
 	uint32_t seen;         /* open stamp of the current query (even) */
 	int32_t start, goal;   /* padded ends of the last path */
 	bool found;            /* the last query found a path */
@@ -163,56 +164,149 @@ void astar_ws_free(struct astar_ws *ws)
 	free(ws);
 }
 
+/* The move mask of padded cell u under the no-corner-cutting rule. */
+static uint8_t cell_moves(const struct astar_ws *ws, size_t u)
+{
+	const uint8_t *p = ws->pass;
+	unsigned m = 0;
+	int d;
+
+	if (!p[u])
+		return 0;
+	for (d = 0; d < 8; d++) {
+		if (!p[u + ws->off[d]])
+			continue;
+		if (d >= 4 && (!p[u + move_dx[d]] || !p[u + (ptrdiff_t)move_dy[d] * ws->W]))
+			continue;
+		m |= 1u << d;
+	}
+	return (uint8_t)m;
+}
+
+static void set_kscale(struct astar_ws *ws)
+{
+	int kbits = 16;
+
+	while (kbits < 32 && ldexp(1.0, kbits) < 10.0 * (double)ws->passable)
+		kbits++;
+	ws->kscale = ldexp(1.0, kbits);
+}
+
+/* Whether unpadded cell (x, y) or one of its 8 neighbours is in the flooded component. */
+static bool near_component(const struct astar_ws *ws, int x, int y)
+{
+	int dx, dy;
+
+	for (dy = -1; dy <= 1; dy++)
+		for (dx = -1; dx <= 1; dx++) {
+			int nx = x + dx, ny = y + dy;
+
+			if (nx >= 0 && ny >= 0 && nx < ws->w && ny < ws->h &&
+			    ws->scratch[(size_t)ny * (size_t)ws->w + (size_t)nx] == GRID_FREE)
+				return true;
+		}
+	return false;
+}
+
+/*
+ * A load over a grid of the loaded size: the cells whose passability
+ * changed are found a row at a time, and only their move masks and their
+ * neighbours' are recomputed (a mask reads the 8 neighbours only). The
+ * flooded component stays valid when no changed cell is in it or next to
+ * it: a cell freed there has no move into the component, and a cell
+ * blocked there is on no move between component cells (a diagonal move's
+ * orthogonal cells are next to its ends). Returns false, having changed
+ * nothing, when more than an eighth of the cells changed; the caller then
+ * loads in full.
+ */
+static bool load_changes(struct astar_ws *ws, const struct grid *g)
+{
+	size_t n = (size_t)g->w * (size_t)g->h, limit = n / 8, nch = 0, i;
+	/* the flood queue is free between floods: the changes, then one row */
+	int32_t *ch = ws->queue;
+	uint8_t *row = (uint8_t *)(ch + limit);
+	bool reach = ws->reach_valid;
+	int x, y;
+
+	for (y = 0; y < g->h; y++) {
+		const uint8_t *src = g->cells + (size_t)y * (size_t)g->w;
+		const uint8_t *dst = ws->pass + (size_t)(y + 1) * (size_t)ws->W + 1;
+
+		for (x = 0; x < g->w; x++)
+			row[x] = src[x] == GRID_FREE;
+		if (!memcmp(row, dst, (size_t)g->w))
+			continue;
+		for (x = 0; x < g->w; x++) {
+			if (row[x] == dst[x])
+				continue;
+			if (nch == limit)
+				return false;
+			ch[nch++] = (int32_t)((y + 1) * ws->W + x + 1);
+		}
+	}
+	for (i = 0; i < nch; i++) {
+		size_t u = (size_t)ch[i];
+		int cx = (int)(u % (size_t)ws->W) - 1, cy = (int)(u / (size_t)ws->W) - 1;
+
+		if (reach && near_component(ws, cx, cy))
+			reach = false;
+		ws->pass[u] = !ws->pass[u];
+		if (ws->pass[u])
+			ws->passable++;
+		else
+			ws->passable--;
+	}
+	for (i = 0; i < nch; i++) {
+		size_t u = (size_t)ch[i];
+		int d;
+
+		ws->moves[u] = cell_moves(ws, u);
+		for (d = 0; d < 8; d++)
+			ws->moves[u + ws->off[d]] = cell_moves(ws, u + ws->off[d]);
+	}
+	set_kscale(ws);
+	ws->reach_valid = reach;
+	ws->found = false;
+	return true;
+}
+
 int astar_ws_load(struct astar_ws *ws, const struct grid *g)
 {
-	size_t n, passable = 0;
-	int x, y, d, W, kbits;
+	size_t n, u;
+	int x, y, d, W;
 
 	if (g->w < 1 || g->h < 1 || g->w > ws->max_w || g->h > ws->max_h)
 		return ENG_EINVAL;
+	if (ws->w == g->w && ws->h == g->h && load_changes(ws, g))
+		return 0;
 	ws->reach_valid = false;
 	W = g->w + 2;
 	n = (size_t)W * (size_t)(g->h + 2);
 	memset(ws->pass, 0, n);
 	memset(ws->moves, 0, n);
+	ws->passable = 0;
 	for (y = 0; y < g->h; y++) {
 		const uint8_t *src = g->cells + (size_t)y * (size_t)g->w;
 		uint8_t *dst = ws->pass + (size_t)(y + 1) * (size_t)W + 1;
 
 		for (x = 0; x < g->w; x++) {
 			dst[x] = src[x] == GRID_FREE;
-			passable += dst[x];
+			ws->passable += dst[x];
 		}
 	}
-	kbits = 16;
-	while (kbits < 32 && ldexp(1.0, kbits) < 10.0 * (double)passable)
-		kbits++;
-	ws->kscale = ldexp(1.0, kbits);
+	ws->W = W;
 	for (d = 0; d < 8; d++)
 		ws->off[d] = move_dy[d] * W + move_dx[d];
+	set_kscale(ws);
 	/* the no-corner-cutting rule is folded into the masks here */
-	for (y = 1; y <= g->h; y++) {
+	for (y = 1; y <= g->h; y++)
 		for (x = 1; x <= g->w; x++) {
-			size_t u = (size_t)y * (size_t)W + (size_t)x;
-			const uint8_t *p = ws->pass;
-			unsigned m = 0;
-
-			if (!p[u])
-				continue;
-			for (d = 0; d < 8; d++) {
-				if (!p[u + ws->off[d]])
-					continue;
-				if (d >= 4 && (!p[u + move_dx[d]] ||
-					       !p[u + (ptrdiff_t)move_dy[d] * W]))
-					continue;
-				m |= 1u << d;
-			}
-			ws->moves[u] = (uint8_t)m;
+			u = (size_t)y * (size_t)W + (size_t)x;
+			if (ws->pass[u])
+				ws->moves[u] = cell_moves(ws, u);
 		}
-	}
 	ws->w = g->w;
 	ws->h = g->h;
-	ws->W = W;
 	ws->found = false;
 	return 0;
 }

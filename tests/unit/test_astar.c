@@ -429,6 +429,98 @@ static void test_nearest_reachable_reuse(void **state)
 #undef NEXT
 }
 
+/*
+ * Loads of a changed grid into a loaded workspace (a few cells, a block of
+ * cells far from the start's component, or a quarter of the grid, which
+ * takes the full load) answer as a newly made workspace loaded once does,
+ * and their costs are Dijkstra's: the kept move masks and the kept
+ * component follow every change.
+ */
+static void test_incremental_load(void **state)
+{
+	enum { W = 30, H = 22 };
+	static double dist[W * H];
+	struct astar_ws *a = astar_ws_new(W, H);
+	uint8_t cells[W * H];
+	struct grid g;
+	uint64_t st = 777;
+	int step, q, checked = 0, reach_hits = 0;
+#define NEXT() (st = st * 6364136223846793005ull + 1442695040888963407ull, st >> 33)
+
+	(void)state;
+	assert_non_null(a);
+	for (q = 0; q < W * H; q++)
+		cells[q] = (NEXT() % 100) < 25 ? GRID_OCCUPIED : GRID_FREE;
+	assert_int_equal(grid_init(&g, cells, W, H, 0, 0, 1), 0);
+	assert_int_equal(astar_ws_load(a, &g), 0);
+	for (step = 0; step < 300; step++) {
+		static const int nflip[] = { 1, 4, 12, W * H / 4 };
+		int kind = (int)(NEXT() % 4), i, n = nflip[kind];
+		int sx = (int)(NEXT() % W), sy = (int)(NEXT() % H);
+		struct astar_ws *b;
+
+		if (kind == 2) {
+			/* a block in the grid's right part, the starts in its left */
+			int bx = W / 2 + (int)(NEXT() % (W / 2 - 3)), by = (int)(NEXT() % (H - 3));
+
+			for (i = 0; i < n; i++)
+				cells[(by + i / 4) * W + bx + i % 4] =
+					NEXT() % 2 ? GRID_OCCUPIED : GRID_INFLATED;
+			sx = (int)(NEXT() % (W / 4));
+		} else {
+			for (i = 0; i < n; i++) {
+				int c = (int)(NEXT() % (W * H));
+
+				cells[c] = cells[c] == GRID_FREE ? GRID_OCCUPIED : GRID_FREE;
+			}
+		}
+		if (NEXT() % 3 == 0)
+			for (i = 0; i < W * H; i++)
+				if (cells[i] == GRID_INFLATED)
+					cells[i] = GRID_FREE;
+		cells[sy * W + sx] = GRID_FREE;
+		assert_int_equal(astar_ws_load(a, &g), 0);
+		b = astar_ws_new(W, H);
+		assert_non_null(b);
+		assert_int_equal(astar_ws_load(b, &g), 0);
+		dijkstra(cells, W, H, sy * W + sx, dist);
+		for (q = 0; q < 6; q++) {
+			double fx = (double)(NEXT() % (W * 10)) / 10;
+			double fy = (double)(NEXT() % (H * 10)) / 10;
+			int x1 = -1, y1 = -1, x2 = -1, y2 = -1, r1, r2, t;
+			double cost = -1;
+
+			r1 = astar_nearest_reachable(a, sx, sy, fx, fy, 5, &x1, &y1);
+			r2 = astar_nearest_reachable(b, sx, sy, fx, fy, 5, &x2, &y2);
+			assert_int_equal(r1, r2);
+			if (r1)
+				continue;
+			reach_hits++;
+			assert_int_equal(x1, x2);
+			assert_int_equal(y1, y2);
+			assert_true(dist[y1 * W + x1] < HUGE_VAL);
+			assert_int_equal(astar_search(a, sx, sy, x1, y1, &cost), 0);
+			NEAR(cost, dist[y1 * W + x1], 1e-9);
+			check_path(a, cells, W, sy * W + sx, y1 * W + x1, cost);
+			t = (int)(NEXT() % (W * H));
+			r1 = astar_search(a, sx, sy, t % W, t / W, &cost);
+			if (dist[t] == HUGE_VAL) {
+				assert_int_equal(r1, ENG_ENOTFOUND);
+				continue;
+			}
+			assert_int_equal(r1, 0);
+			NEAR(cost, dist[t], 1e-9);
+			check_path(a, cells, W, sy * W + sx, t, cost);
+			checked++;
+		}
+		astar_ws_free(b);
+	}
+	assert_true(checked > 40);
+	assert_true(reach_hits > 400);
+	astar_ws_free(a);
+#undef NEXT
+}
+
 /* ---------------------------------------------------------------- */
 /* Legs                                                               */
 
@@ -626,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_edge_cases),
 		cmocka_unit_test(test_nearest_reachable),
 		cmocka_unit_test(test_nearest_reachable_reuse),
+		cmocka_unit_test(test_incremental_load),
 		cmocka_unit_test(test_legs_l_corridor),
 		cmocka_unit_test(test_legs_open_field),
 		cmocka_unit_test(test_map_parse),
