@@ -74,16 +74,22 @@ static void session_release(struct local_session *ls)
 		cJSON_Delete(ls->parsed[k].res);
 }
 
-/* The last message when it is a failed tool result: its tool and error. */
-static bool last_failed(const struct llm_msg *msgs, size_t n, char *why, size_t size)
+/*
+ * The last message when it is a failed tool result: its tool and error.
+ * The result is parsed through latest(), so the plan that reads it next
+ * does not parse it again.
+ */
+static bool last_failed(struct local_session *ls, char *why, size_t size)
 {
-	const struct llm_msg *m = n ? &msgs[n - 1] : NULL;
-	cJSON *r;
+	const struct llm_msg *m = ls->n ? &ls->msgs[ls->n - 1] : NULL;
+	cJSON *own = NULL;
+	const cJSON *r;
 	bool failed;
 
 	if (!m || m->role != LLM_ROLE_TOOL || !m->content)
 		return false;
-	r = cJSON_Parse(m->content);
+	/* a result without a tool name is not one latest() can find */
+	r = m->name ? latest(ls, m->name) : (own = cJSON_Parse(m->content));
 	failed = r && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(r, "ok"));
 	if (failed) {
 		const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "error"));
@@ -92,7 +98,7 @@ static bool last_failed(const struct llm_msg *msgs, size_t n, char *why, size_t 
 		snprintf(why, size, "%s: %s%s%s", m->name ? m->name : "tool", e ? e : "failed",
 			 d ? ": " : "", d ? d : "");
 	}
-	cJSON_Delete(r);
+	cJSON_Delete(own);
 	return failed;
 }
 
@@ -197,7 +203,7 @@ int brain__local_turn(const struct brain_session *s, const struct llm_msg *msgs,
 		rc = give_up(out, "no clip qualifies for this candidate index");
 		goto out;
 	}
-	if (last_failed(msgs, n, why, sizeof(why))) {
+	if (last_failed(&ls, why, sizeof(why))) {
 		rc = give_up(out, why);
 		goto out;
 	}
