@@ -55,6 +55,7 @@
 #define RETRY_NS NS_PER_S             /* a failed path check blocks its target this long */
 #define SPAN_NS (10 * NS_PER_S)       /* head turn, navigate: spans enumerated lazily */
 #define LAZY_CANDS 2048               /* spans are visited until a list holds this many */
+                                      /* (navigation: tool_shared_set_list_size()) */
 #define LOOKBACK_END_NS NS_PER_S      /* head turn: visible until T - 1 s at the latest */
 #define NAV_MIN_M 1.5f                /* navigation target distance */
 #define FOV_MARGIN_DEG 5.0f           /* head turn: the target this far outside the view */
@@ -228,6 +229,7 @@ struct enum_ctx {
 	struct clip_list *l;
 	enum metric metric;
 	int64_t window_ns;
+	size_t lazy;    /* lazy lists stop visiting spans at this many candidates */
 };
 
 /*
@@ -430,7 +432,7 @@ static int lost_span(struct enum_ctx *e, const struct visibility_timeline *tl,
 /*
  * Head turns and navigation targets, enumerated lazily: the recording is
  * cut into spans of SPAN_NS, visited in span_order(), until the list
- * holds LAZY_CANDS candidates.
+ * holds e->lazy candidates (LAZY_CANDS; navigation: the caller's list size).
  * The facts cost (a view of the scene at every sample of the last second,
  * a path plan) is then bounded by what a group can use, not by the
  * recording's length; a recording short enough is enumerated whole.
@@ -457,7 +459,7 @@ static int enum_lost_from_view(struct enum_ctx *e, bool navigate)
 	spans = span_order(e, nspans, navigate ? SUBTASK_NAVIGATE : SUBTASK_HEAD_TURN);
 	if (!spans)
 		return ENG_ENOMEM;
-	for (i = 0; i < nspans && !rc && e->l->n < LAZY_CANDS; i++) {
+	for (i = 0; i < nspans && !rc && e->l->n < e->lazy; i++) {
 		size_t k0 = spans[i] * span_frames;
 		size_t k1 = k0 + span_frames < tl->nframes ? k0 + span_frames : tl->nframes;
 
@@ -579,7 +581,7 @@ static int enum_gaze_target(struct enum_ctx *e)
 	for (i = nspans; i-- > 0;)
 		if (first[i] > first[i + 1])
 			first[i] = first[i + 1];
-	for (i = 0; i < nspans && !rc && e->l->n < LAZY_CANDS; i++)
+	for (i = 0; i < nspans && !rc && e->l->n < e->lazy; i++)
 		rc = gaze_span(e, fx, first[spans[i]], first[spans[i] + 1], next_ok);
 out:
 	free(next_ok);
@@ -865,6 +867,15 @@ static int make_list(void *arg, void **data, void (**destroy)(void *data))
 	e.l = l;
 	e.metric = l->metric;
 	e.window_ns = l->window_ns;
+	/*
+	 * Navigation, whose every candidate costs a path plan, gathers what
+	 * the caller's sessions can use; the others keep LAZY_CANDS, which
+	 * their key balance draws on (head turns cut to 992 left the
+	 * kitchen's head_turn/approx over the audit gate, by the key prior).
+	 */
+	e.lazy = LAZY_CANDS;
+	if (l->sub == SUBTASK_NAVIGATE && tool_ctx_list_size(m->ctx))
+		e.lazy = tool_ctx_list_size(m->ctx);
 	rc = scene_get(m->ctx, &e.scene);
 	if (!rc)
 		rc = enumerate(&e, l->sub, l->k);

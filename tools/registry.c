@@ -224,6 +224,7 @@ struct tool_shared {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct shared_ent *head;
+	size_t list_size;            /* tool_shared_set_list_size(), 0 unset */
 };
 
 struct tool_ctx {
@@ -282,6 +283,16 @@ void tool_shared_free(struct tool_shared *s)
 void tool_ctx_share(struct tool_ctx *ctx, struct tool_shared *s)
 {
 	ctx->shared = s;
+}
+
+void tool_shared_set_list_size(struct tool_shared *s, size_t n)
+{
+	s->list_size = n;
+}
+
+size_t tool_ctx_list_size(const struct tool_ctx *ctx)
+{
+	return ctx->shared ? ctx->shared->list_size : 0;
 }
 
 int tool_shared_get(struct tool_ctx *ctx, const char *key,

@@ -186,6 +186,18 @@ void tool_shared_free(struct tool_shared *s);
 void tool_ctx_share(struct tool_ctx *ctx, struct tool_shared *s);
 
 /*
+ * How many candidates the navigation clip lists of the contexts attached
+ * to s gather before they stop visiting spans (each costs a path plan):
+ * what the caller's sessions can use, not what the recording holds. 0
+ * (the default) leaves the clip sampler's own cap. Set it before the
+ * first list is made. Can't fail.
+ */
+void tool_shared_set_list_size(struct tool_shared *s, size_t n);
+
+/* The list size of ctx's shared store, or 0 without one or when unset. */
+size_t tool_ctx_list_size(const struct tool_ctx *ctx);
+
+/*
  * The value under key (at most 95 characters), made once: the first
  * caller runs make(arg, &data, &destroy) while later callers of the same
  * key wait for it; the store then owns data (destroy(data) at

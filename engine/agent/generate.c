@@ -712,6 +712,24 @@ static int size_groups(const struct recording *rec, struct tool_ctx *ctx,
 }
 
 /*
+ * The candidates a navigation list gathers: LIST_PER_SESSION per session
+ * a group may run, so that the stratified order (the sessions take its
+ * first positions) picks from several times what it uses, within
+ * [LIST_MIN, LIST_MAX]. Enumerating more costs a path plan per candidate
+ * that no session reads.
+ */
+#define LIST_PER_SESSION 4
+#define LIST_MIN 256
+#define LIST_MAX 2048
+
+static size_t list_size(const struct gen_params *p)
+{
+	double n = (double)LIST_PER_SESSION * (p->max_sessions > 0 ? p->max_sessions : 0);
+
+	return n < LIST_MIN ? LIST_MIN : n > LIST_MAX ? LIST_MAX : (size_t)n;
+}
+
+/*
  * Loads recording ri (outside the lock), decides its shard, stores its
  * row and sizes its streams with the worker's tool context. Called with
  * the lock held; returns with it held.
@@ -741,6 +759,8 @@ static void activate(struct worker *w, size_t ri)
 		rc = recording_load(g->path, REC_LAYOUT_AUTO, &rec);
 	if (!rc && mine)
 		rc = tool_shared_new(&shared);
+	if (!rc && mine)
+		tool_shared_set_list_size(shared, list_size(p));
 	if (!rc && mine)
 		rc = tool_ctx_new(rec, &ctx);
 	if (!rc && mine)

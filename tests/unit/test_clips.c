@@ -814,6 +814,87 @@ static void check_chain(struct checker *k, cJSON *c, int64_t T)
 	assert_int_equal(jtime(c, "event_t_ns"), rec->actions[first].start_ns);
 }
 
+/* Every candidate (T, target) of sub-task `sub` on ctx, in *out (up to cap). Returns the count. */
+static size_t all_cands(struct tool_ctx *ctx, const char *sub, int64_t (*out)[2], size_t cap)
+{
+	size_t n = 0, total, idx;
+	cJSON *res = sample(ctx, sub, "\"seed\":5");
+
+	total = (size_t)jnum(res, "total");
+	cJSON_Delete(res);
+	for (idx = 0; idx < total; idx += 50) {
+		char extra[64];
+		cJSON *c;
+
+		snprintf(extra, sizeof(extra), "\"seed\":5,\"index\":%zu,\"count\":50", idx);
+		res = sample(ctx, sub, extra);
+		cJSON_ArrayForEach(c, jget(res, "candidates")) {
+			assert_true(n < cap);
+			out[n][0] = jtime(c, "t_ns");
+			out[n][1] = recording_find_object(tool_ctx_rec(ctx),
+							  jget(c, "target.id")->valuestring);
+			n++;
+		}
+		cJSON_Delete(res);
+	}
+	assert_int_equal(n, total);
+	return n;
+}
+
+/*
+ * A shared store's list size cuts the navigation list to the spans its
+ * first candidates came from: at least that many candidates, fewer than
+ * the whole list, every one of them a candidate of the whole list (the
+ * spans are visited in the same order). Head turns keep their own cap.
+ */
+static void test_navigate_list_size(void **state)
+{
+	static int64_t whole[4096][2], cut[4096][2];
+	struct recording *rec = NULL;
+	struct tool_shared *sh = NULL;
+	struct tool_ctx *a, *b;
+	size_t nw, nc, i, j, ha, hb;
+	struct stat st;
+	cJSON *res;
+
+	(void)state;
+	if (stat(EXAMPLE "/recording.json", &st)) {
+		print_message("skipped: %s is missing (the synthetic example recording)\n", EXAMPLE);
+		skip();
+	}
+	assert_int_equal(recording_load(EXAMPLE, REC_LAYOUT_AUTO, &rec), 0);
+	a = ctx_for(rec);
+	b = ctx_for(rec);
+	assert_int_equal(tool_shared_new(&sh), 0);
+	tool_shared_set_list_size(sh, 100);
+	tool_ctx_share(b, sh);
+	assert_int_equal(tool_ctx_list_size(b), 100);
+	assert_int_equal(tool_ctx_list_size(a), 0);
+	nw = all_cands(a, "exploration.navigate", whole, 4096);
+	nc = all_cands(b, "exploration.navigate", cut, 4096);
+	print_message("navigate: %zu candidates whole, %zu with a list size of 100\n", nw, nc);
+	assert_true(nw > 200);
+	assert_true(nc >= 100 && nc < nw);
+	for (i = 0; i < nc; i++) {
+		for (j = 0; j < nw; j++)
+			if (whole[j][0] == cut[i][0] && whole[j][1] == cut[i][1])
+				break;
+		assert_true(j < nw);
+	}
+	res = sample(a, "intention.head_turn", "\"seed\":5");
+	ha = (size_t)jnum(res, "total");
+	cJSON_Delete(res);
+	res = sample(b, "intention.head_turn", "\"seed\":5");
+	hb = (size_t)jnum(res, "total");
+	cJSON_Delete(res);
+	assert_true(ha > 100);
+	assert_int_equal(ha, hb);
+	tool_ctx_free(a);
+	tool_ctx_free(b);
+	tool_shared_free(sh);
+	recording_free(rec);
+}
+
 static void test_rules_on_example(void **state)
 {
 	static const char *const subs[] = {
@@ -897,6 +978,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_head_turn_by_hand),
+		cmocka_unit_test(test_navigate_list_size),
 		cmocka_unit_test(test_navigate_by_hand),
 		cmocka_unit_test(test_navigate_needs_distance),
 		cmocka_unit_test(test_gaze_target_by_hand),
