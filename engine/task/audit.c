@@ -34,6 +34,8 @@ struct item {
 	struct toks qt;
 	struct toks *ot;            /* per option */
 	uint32_t fold;
+	uint32_t **feat;            /* per option: its learned-solver features, or NULL */
+	int *nfeat;                 /* their counts */
 };
 
 struct audit_set {
@@ -93,6 +95,10 @@ static void item_release(struct item *it)
 
 	for (i = 0; it->options && i < it->n; i++)
 		free(it->options[i]);
+	for (i = 0; it->feat && i < it->n; i++)
+		free(it->feat[i]);
+	free(it->feat);
+	free(it->nfeat);
 	free(it->options);
 	free(it->ot);
 	free(it->recording);
@@ -421,16 +427,41 @@ static double dot(const float *w, const uint32_t *f, int n)
 	return s;
 }
 
-/* Trains on items of `group` whose fold differs from `test`, scores those whose fold is `test`. */
+/*
+ * The features of every option of it, computed once: they depend on the
+ * item alone, and the folds and epochs read them again and again.
+ */
+static int item_features(struct item *it)
+{
+	uint32_t tmp[MAX_FEATS];
+	int i;
+
+	if (it->feat)
+		return 0;
+	it->feat = calloc((size_t)it->n, sizeof(*it->feat));
+	it->nfeat = calloc((size_t)it->n, sizeof(*it->nfeat));
+	if (!it->feat || !it->nfeat)
+		return ENG_ENOMEM;
+	for (i = 0; i < it->n; i++) {
+		it->nfeat[i] = features(it, i, tmp);
+		it->feat[i] = malloc((size_t)(it->nfeat[i] ? it->nfeat[i] : 1) * sizeof(*tmp));
+		if (!it->feat[i])
+			return ENG_ENOMEM;
+		memcpy(it->feat[i], tmp, (size_t)it->nfeat[i] * sizeof(*tmp));
+	}
+	return 0;
+}
+
+/*
+ * Trains on items of `group` whose fold differs from `test`, scores those
+ * whose fold is `test`. The items' features are item_features()'.
+ */
 static int learned_fold(const struct audit_set *s, int group, uint32_t test, float *w,
 			struct acc *a)
 {
-	uint32_t (*f)[MAX_FEATS] = malloc(AUDIT_MAX_OPTIONS * sizeof(*f));
-	int nf[AUDIT_MAX_OPTIONS], e, i;
+	int e, i;
 	size_t k;
 
-	if (!f)
-		return ENG_ENOMEM;
 	memset(w, 0, NFEAT * sizeof(*w));
 	for (e = 0; e < EPOCHS; e++) {
 		double lr = 0.2 / (1 + e);
@@ -442,8 +473,7 @@ static int learned_fold(const struct audit_set *s, int group, uint32_t test, flo
 			if (it->group != group || it->fold == test || it->key < 0)
 				continue;
 			for (i = 0; i < it->n; i++) {
-				nf[i] = features(it, i, f[i]);
-				sc[i] = dot(w, f[i], nf[i]);
+				sc[i] = dot(w, it->feat[i], it->nfeat[i]);
 				if (sc[i] > mx)
 					mx = sc[i];
 			}
@@ -451,10 +481,11 @@ static int learned_fold(const struct audit_set *s, int group, uint32_t test, flo
 				z += exp(sc[i] - mx);
 			for (i = 0; i < it->n; i++) {
 				double g = (i == it->key) - exp(sc[i] - mx) / z;
+				const uint32_t *f = it->feat[i];
 				int q;
 
-				for (q = 0; q < nf[i]; q++)
-					w[f[i][q]] += (float)(lr * g - lr * 1e-4 * (double)w[f[i][q]]);
+				for (q = 0; q < it->nfeat[i]; q++)
+					w[f[q]] += (float)(lr * g - lr * 1e-4 * (double)w[f[q]]);
 			}
 		}
 	}
@@ -464,13 +495,10 @@ static int learned_fold(const struct audit_set *s, int group, uint32_t test, flo
 
 		if (it->group != group || it->fold != test || it->key < 0)
 			continue;
-		for (i = 0; i < it->n; i++) {
-			nf[i] = features(it, i, f[i]);
-			sc[i] = dot(w, f[i], nf[i]);
-		}
+		for (i = 0; i < it->n; i++)
+			sc[i] = dot(w, it->feat[i], it->nfeat[i]);
 		acc_add(a, hit(sc, it->n, it->key));
 	}
-	free(f);
 	return 0;
 }
 
@@ -860,6 +888,10 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 			r[i].n = 0;
 		}
 		mc_rules(s, group, r);
+		for (k = 0; k < s->n && !rc; k++)
+			if (s->v[k].group == group && s->v[k].key >= 0 &&
+			    g->n >= (p->min_items > 0 ? p->min_items : 20))
+				rc = item_features(&s->v[k]);
 		for (f = 0; f < (uint32_t)folds && !rc; f++) {
 			letter_prior(s, group, f, &letter);
 			rc = key_value_prior(s, group, f, &kv);
