@@ -698,8 +698,7 @@ static void chain_rules(const struct audit_set *s, int group, struct acc *overla
 /* The learned candidate scorer: logistic regression on (candidate, goal) features, CV. */
 static int chain_learned(const struct audit_set *s, int group, int folds, float *w, struct acc *a)
 {
-	uint32_t f[MAX_FEATS];
-	int truth[AUDIT_MAX_OPTIONS], i, e, nf, q;
+	int truth[AUDIT_MAX_OPTIONS], i, e, q;
 	uint32_t fold;
 	size_t k;
 
@@ -721,10 +720,9 @@ static int chain_learned(const struct audit_set *s, int group, int folds, float 
 
 					for (q = 0; q < kk; q++)
 						y = y || truth[q] == i + 1;
-					nf = features(it, i, f);
-					p = 1 / (1 + exp(-dot(w, f, nf)));
-					for (q = 0; q < nf; q++)
-						w[f[q]] += (float)(lr * ((double)y - p));
+					p = 1 / (1 + exp(-dot(w, it->feat[i], it->nfeat[i])));
+					for (q = 0; q < it->nfeat[i]; q++)
+						w[it->feat[i][q]] += (float)(lr * ((double)y - p));
 				}
 			}
 		}
@@ -738,10 +736,8 @@ static int chain_learned(const struct audit_set *s, int group, int folds, float 
 			kk = chain_truth(it->answer_json, truth, AUDIT_MAX_OPTIONS);
 			if (kk < 1 || kk >= it->n)
 				continue;
-			for (i = 0; i < it->n; i++) {
-				nf = features(it, i, f);
-				sc[i] = dot(w, f, nf);
-			}
+			for (i = 0; i < it->n; i++)
+				sc[i] = dot(w, it->feat[i], it->nfeat[i]);
 			acc_add(a, set_hit(sc, it->n, truth, kk));
 		}
 	}
@@ -875,7 +871,10 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 		struct acc cl = { "learned_candidates", true, 0, 0 };
 
 		chain_rules(s, group, &ov, &ch);
-		if (g->n >= (p->min_items > 0 ? p->min_items : 20))
+		for (k = 0; k < s->n && !rc; k++)
+			if (s->v[k].group == group && g->n >= (p->min_items > 0 ? p->min_items : 20))
+				rc = item_features(&s->v[k]);
+		if (!rc && g->n >= (p->min_items > 0 ? p->min_items : 20))
 			rc = chain_learned(s, group, folds, w, &cl);
 		g->chance = ch.n ? ch.hits / (double)ch.n : 0;
 		finish(g, &ov);
