@@ -36,9 +36,11 @@ I_all       = $(I_agent) -Iengine/store -Iengine/synth -Iengine/out -Iengine/cmd
 ROOMS       = base recording task llm brain agent store synth out cmd
 CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
 # FFmpeg's libraries decode recordings' videos and encode the rendered video
-# of `proxima synth` (libx264).
+# of `proxima synth` (libx264); they are not linked but loaded when a video
+# is first opened (engine/recording/avdl.h), so a command that reads no
+# video does not pay for loading them.
 LDLIBS   += -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd \
-	-lavformat -lavcodec -lswscale -lavutil -lturbojpeg -lzstd -llz4 -lm -fopenmp
+	-lturbojpeg -lzstd -llz4 -lm -fopenmp
 
 BUILD    ?= build
 VERSION  := 0.2.0

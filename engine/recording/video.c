@@ -20,6 +20,7 @@
 #include <libswscale/swscale.h>
 #include <turbojpeg.h>
 
+#include "avdl.h"
 #include "banned.h"
 #include "err.h"
 #include "recording.h"
@@ -961,6 +962,9 @@ int video_open(const struct recording *rec, struct video **out)
 
 	if (!rec->video.path)
 		return err_set(ENG_ENOENT, "'%s' has no video", rec->id ? rec->id : rec->root);
+	rc = avdl_load();
+	if (rc)
+		return rc;
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return ENG_ENOMEM;

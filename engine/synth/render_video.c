@@ -22,6 +22,7 @@
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
 
+#include "avdl.h"
 #include "banned.h"
 #include "err.h"
 
@@ -353,6 +354,9 @@ int render_write_video(const struct synth_recording *s, const char *path,
 			       s->camera.width, s->camera.height);
 	if (o->crf < 0 || o->crf > 51)
 		return err_set(ENG_EINVAL, "video: crf %d is not in [0, 51]", o->crf);
+	rc = avdl_load();
+	if (rc)
+		return rc;
 	rc = enc_open(&e, path, s->camera.width, s->camera.height, o);
 	if (!rc)
 		rc = render_frames(s, o, enc_frame, &e, stats);
