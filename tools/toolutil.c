@@ -11,6 +11,7 @@
 #include "banned.h"
 #include "bev.h"
 #include "err.h"
+#include "strdist.h"
 
 bool tool__has(const cJSON *args, const char *key)
 {
@@ -51,25 +52,7 @@ const char *tool__str(const cJSON *args, const char *key)
 /* Levenshtein distance of a and b, each cut at 64 bytes (ids are short). */
 static int id_distance(const char *a, const char *b)
 {
-	int row[65], i, j, la = (int)strnlen(a, 64), lb = (int)strnlen(b, 64);
-
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		int diag = row[0], up;
-
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			int sub = diag + (a[i - 1] != b[j - 1]);
-
-			up = row[j];
-			row[j] = sub < up + 1 ? sub : up + 1;
-			if (row[j - 1] + 1 < row[j])
-				row[j] = row[j - 1] + 1;
-			diag = up;
-		}
-	}
-	return row[lb];
+	return (int)strdist_lev(a, strnlen(a, 64), b, strnlen(b, 64));
 }
 
 /* The (up to) three object ids nearest to id by edit distance, "a, b, c". */

@@ -14,6 +14,7 @@
 #include "err.h"
 #include "hash.h"
 #include "rng.h"
+#include "strdist.h"
 
 /* ======================= Defaults, seeds, shuffle ======================= */
 
@@ -320,9 +321,7 @@ static bool tok_is(const struct qtext *a, int i, const char *w)
 /* Levenshtein similarity of two byte strings. */
 static float lev_sim(const char *a, size_t la, const char *b, size_t lb)
 {
-	int row0[QT_NORM + 1], row1[QT_NORM + 1];
-	int *prev = row0, *cur = row1;
-	size_t i, j, big;
+	size_t big;
 
 	if (la > QT_NORM)
 		la = QT_NORM;
@@ -331,25 +330,7 @@ static float lev_sim(const char *a, size_t la, const char *b, size_t lb)
 	big = la > lb ? la : lb;
 	if (!big)
 		return 1.0f;
-	for (j = 0; j <= lb; j++)
-		prev[j] = (int)j;
-	for (i = 1; i <= la; i++) {
-		int *t;
-
-		cur[0] = (int)i;
-		for (j = 1; j <= lb; j++) {
-			/* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): la and lb are the strlen of initialised strings */
-			int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			int del = prev[j] + 1, ins = cur[j - 1] + 1;
-			int m = sub < del ? sub : del;
-
-			cur[j] = m < ins ? m : ins;
-		}
-		t = prev;
-		prev = cur;
-		cur = t;
-	}
-	return 1.0f - (float)prev[lb] / (float)big;
+	return 1.0f - (float)strdist_lev(a, la, b, lb) / (float)big;
 }
 
 float qc_similarity(const char *a, const char *b)
