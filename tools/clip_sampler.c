@@ -35,6 +35,8 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1083,7 +1085,7 @@ static void strat_down(struct strat_ent *h, size_t n, size_t k)
  * each time: the top is recomputed, and taken when its bound still holds
  * (16M operations per order became a few thousand).
  */
-static int stratify(const struct recording *rec, struct clip_list *l, struct clip_order *o)
+static int stratify(const struct recording *rec, const struct clip_list *l, struct clip_order *o)
 {
 	unsigned (*cnt)[STRAT_BUCKETS] = NULL, (*cls)[STRAT_FIELDS] = NULL;
 	size_t pool = o->n < STRAT_POOL ? o->n : STRAT_POOL, head, i, n, p = 0;
@@ -1144,12 +1146,142 @@ out:
 	return rc;
 }
 
-static int order(const struct recording *rec, struct clip_list *l, uint64_t seed, long target,
+/* The candidates of l in [t0, t1] (of one target, or all), shuffled by seed, into o->v. */
+static void shuffle_into(const struct clip_list *l, uint64_t seed, long target, int64_t t0,
+			 int64_t t1, struct clip_order *o)
+{
+	uint64_t st;
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++) {
+		const struct clip_cand *c = &l->v[i];
+
+		if ((target >= 0 && c->target != target) || c->T < t0 || c->T > t1)
+			continue;
+		o->v[n++] = i;
+	}
+	st = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(l->sub + 1));
+	for (i = n; i > 1; i--) {
+		size_t j = (size_t)(rng_next64(&st) % i), tmp = o->v[i - 1];
+
+		o->v[i - 1] = o->v[j];
+		o->v[j] = tmp;
+	}
+	o->n = n;
+}
+
+/* A stratified order as the shared store keeps it, with what it was made for. */
+struct shared_order {
+	enum subtask sub;
+	enum metric metric;
+	int64_t window_ns;
+	int k;
+	uint64_t seed;
+	int64_t t0, t1;
+	size_t *v, n;
+};
+
+static void shared_order_free(void *p)
+{
+	struct shared_order *so = p;
+
+	if (so)
+		free(so->v);
+	free(so);
+}
+
+struct order_make {
+	const struct recording *rec;
+	const struct clip_list *l;
+	const struct shared_order *key;
+};
+
+/* tool_shared_get's maker: the stratified order of the key, in a new entry. */
+static int order_make_fn(void *arg, void **data, void (**destroy)(void *data))
+{
+	const struct order_make *m = arg;
+	struct shared_order *so = malloc(sizeof(*so));
+	struct clip_order o;
+	int rc;
+
+	if (!so)
+		return ENG_ENOMEM;
+	*so = *m->key;
+	memset(&o, 0, sizeof(o));
+	o.v = malloc((m->l->n ? m->l->n : 1) * sizeof(*o.v));
+	if (!o.v) {
+		free(so);
+		return ENG_ENOMEM;
+	}
+	shuffle_into(m->l, so->seed, -1, so->t0, so->t1, &o);
+	rc = stratify(m->rec, m->l, &o);
+	if (rc) {
+		free(o.v);
+		free(so);
+		return rc;
+	}
+	so->v = o.v;
+	so->n = o.n;
+	*data = so;
+	*destroy = shared_order_free;
+	return 0;
+}
+
+/*
+ * The stratified order of l for seed and [t0, t1] into o, made once per
+ * recording (the shared store) and copied: every worker's sessions of a
+ * group read the same order, and a stratification costs a heap walk over
+ * the list.
+ */
+static int stratified(struct tool_ctx *ctx, const struct clip_list *l, uint64_t seed,
+		      int64_t t0, int64_t t1, struct clip_order *o)
+{
+	struct shared_order key, *so = NULL;
+	struct order_make m;
+	uint64_t h = 1469598103934665603ull;
+	const unsigned char *b;
+	char name[64];
+	bool owned;
+	size_t i;
+	int rc;
+
+	memset(&key, 0, sizeof(key));
+	key.sub = l->sub;
+	key.metric = l->metric;
+	key.window_ns = l->window_ns;
+	key.k = l->k;
+	key.seed = seed;
+	key.t0 = t0;
+	key.t1 = t1;
+	b = (const unsigned char *)&key;
+	for (i = 0; i < offsetof(struct shared_order, v); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	snprintf(name, sizeof(name), "clips-order/%016llx", (unsigned long long)h);
+	m.rec = tool_ctx_rec(ctx);
+	m.l = l;
+	m.key = &key;
+	rc = tool_shared_get(ctx, name, order_make_fn, &m, (void **)&so, &owned);
+	if (rc)
+		return rc;
+	if (so->sub != key.sub || so->metric != key.metric || so->window_ns != key.window_ns ||
+	    so->k != key.k || so->seed != seed || so->t0 != t0 || so->t1 != t1 || so->n > l->n) {
+		/* another order under the same hash: made here instead */
+		if (owned)
+			shared_order_free(so);
+		shuffle_into(l, seed, -1, t0, t1, o);
+		return stratify(m.rec, l, o);
+	}
+	memcpy(o->v, so->v, so->n * sizeof(*o->v));
+	o->n = so->n;
+	if (owned)
+		shared_order_free(so);
+	return 0;
+}
+
+static int order(struct tool_ctx *ctx, struct clip_list *l, uint64_t seed, long target,
 		 int64_t t0, int64_t t1, const struct clip_order **out)
 {
 	struct clip_order *o;
-	uint64_t st;
-	size_t i, n = 0;
 	unsigned k;
 	int rc;
 
@@ -1174,26 +1306,13 @@ static int order(const struct recording *rec, struct clip_list *l, uint64_t seed
 		if (!o->v)
 			return ENG_ENOMEM;
 	}
-	for (i = 0; i < l->n; i++) {
-		const struct clip_cand *c = &l->v[i];
-
-		if ((target >= 0 && c->target != target) || c->T < t0 || c->T > t1)
-			continue;
-		o->v[n++] = i;
-	}
-	st = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(l->sub + 1));
-	for (i = n; i > 1; i--) {
-		size_t j = (size_t)(rng_next64(&st) % i), tmp = o->v[i - 1];
-
-		o->v[i - 1] = o->v[j];
-		o->v[j] = tmp;
-	}
-	o->n = n;
 	/* one target asked for: its candidates as they come */
 	if (target < 0) {
-		rc = stratify(rec, l, o);
+		rc = stratified(ctx, l, seed, t0, t1, o);
 		if (rc)
 			return rc;
+	} else {
+		shuffle_into(l, seed, target, t0, t1, o);
 	}
 	o->have = true;
 	o->seed = seed;
@@ -1388,7 +1507,7 @@ int clips_sample(struct tool_ctx *ctx, const struct clips_args *a, struct clips_
 				    a->t1);
 	rc = get_list(ctx, a->subtask, a->metric, window_ns, a->k, &l);
 	if (!rc)
-		rc = order(rec, l, a->seed, a->target, a->t0, a->t1, &o);
+		rc = order(ctx, l, a->seed, a->target, a->t0, a->t1, &o);
 	if (rc)
 		return rc;
 	if (o->n && a->index >= o->n)
