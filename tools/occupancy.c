@@ -41,6 +41,32 @@ struct occ_layer {
  */
 #define OCC_LAYERS 16
 
+/*
+ * A dynamic box's footprint: the cells it marks on an empty grid, as
+ * (cell, value) pairs, for the pose it had. Objects sit still most of the
+ * time, so a box is rasterised again only when it has moved. Marking is a
+ * union (occupied over inflated over free), so merging the footprints into
+ * the static layer gives the cells of rasterising the boxes onto it.
+ */
+struct occ_footprint {
+	bool valid;
+	struct obb b;
+	uint32_t *idx;
+	uint8_t *val;
+	size_t n, cap;
+};
+
+/* The footprints of the dynamic boxes, for one grid placement and setting. */
+struct occ_dynamic {
+	struct occ_footprint *fp;   /* one per box */
+	size_t nfp;
+	struct grid geo;            /* size and placement (cells unused) */
+	struct grid_params p;
+	float floor_z;
+	uint8_t *scratch;           /* an empty grid of geo's size */
+	size_t scap;
+};
+
 /* Cell memory, the masks and the static layers, kept across calls. */
 struct occ_cache {
 	uint8_t *cells;
@@ -50,6 +76,7 @@ struct occ_cache {
 	size_t nskip;    /* capacity of skip and mask */
 	struct occ_layer layers[OCC_LAYERS];
 	uint64_t tick;
+	struct occ_dynamic dyn;
 };
 
 static void occ_cache_free(void *p)
@@ -64,6 +91,12 @@ static void occ_cache_free(void *p)
 	free(c->mask);
 	for (i = 0; i < OCC_LAYERS; i++)
 		free(c->layers[i].cells);
+	for (i = 0; i < c->dyn.nfp; i++) {
+		free(c->dyn.fp[i].idx);
+		free(c->dyn.fp[i].val);
+	}
+	free(c->dyn.fp);
+	free(c->dyn.scratch);
 	free(c);
 }
 
@@ -169,6 +202,104 @@ static int static_layer(struct occ_cache *c, const struct recording *rec,
 	return 0;
 }
 
+/*
+ * Makes d's footprints those of grids like g under p and floor_z, with a
+ * slot per box: a new placement or setting drops every footprint.
+ */
+static int dynamic_reset(struct occ_dynamic *d, size_t n, const struct grid *g,
+			 const struct grid_params *p, float floor_z)
+{
+	size_t cells = grid_cells_needed(g->w, g->h), i;
+	int rc;
+
+	if (n > d->nfp) {
+		struct occ_footprint *f = realloc(d->fp, n * sizeof(*f));
+
+		if (!f)
+			return ENG_ENOMEM;
+		memset(f + d->nfp, 0, (n - d->nfp) * sizeof(*f));
+		d->fp = f;
+		d->nfp = n;
+	}
+	if (d->geo.w == g->w && d->geo.h == g->h && d->geo.x0 == g->x0 && d->geo.y0 == g->y0 &&
+	    d->geo.cell == g->cell && d->floor_z == floor_z &&
+	    /* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just misses */
+	    !memcmp(&d->p, p, sizeof(*p)))
+		return 0;
+	for (i = 0; i < d->nfp; i++)
+		d->fp[i].valid = false;
+	rc = reserve_bytes(&d->scratch, &d->scap, cells);
+	if (rc)
+		return rc;
+	memset(d->scratch, GRID_FREE, cells);
+	d->geo = *g;
+	d->geo.cells = NULL;
+	d->p = *p;
+	d->floor_z = floor_z;
+	return 0;
+}
+
+/* The footprint of box b (index i): kept when b has not moved, else rasterised again. */
+static int footprint(struct occ_dynamic *d, size_t i, const struct obb *b)
+{
+	struct occ_footprint *f = &d->fp[i];
+	size_t cells = grid_cells_needed(d->geo.w, d->geo.h), k, n = 0;
+	struct grid e;
+	int rc;
+
+	/* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just misses */
+	if (f->valid && !memcmp(&f->b, b, sizeof(*b)))
+		return 0;
+	f->valid = false;
+	rc = grid_init(&e, d->scratch, d->geo.w, d->geo.h, d->geo.x0, d->geo.y0, d->geo.cell);
+	if (!rc)
+		rc = grid_rasterize(&e, b, 1, &d->p, d->floor_z, GRID_SKIP_NONE, NULL);
+	if (rc) {
+		memset(d->scratch, GRID_FREE, cells);
+		return rc;
+	}
+	for (k = 0; k < cells; k++)
+		n += d->scratch[k] != GRID_FREE;
+	if (n > f->cap) {
+		uint32_t *ix = realloc(f->idx, n * sizeof(*ix));
+		uint8_t *v;
+
+		if (!ix)
+			return ENG_ENOMEM;
+		f->idx = ix;
+		v = realloc(f->val, n);
+		if (!v)
+			return ENG_ENOMEM;
+		f->val = v;
+		f->cap = n;
+	}
+	f->n = 0;
+	for (k = 0; k < cells && f->n < n; k++)
+		if (d->scratch[k] != GRID_FREE) {
+			f->idx[f->n] = (uint32_t)k;
+			f->val[f->n++] = d->scratch[k];
+			d->scratch[k] = GRID_FREE; /* the scratch grid stays empty */
+		}
+	f->b = *b;
+	f->valid = true;
+	return 0;
+}
+
+/* Marks footprint f in g: occupied wins, inflated only over free. */
+static void footprint_apply(const struct occ_footprint *f, struct grid *g)
+{
+	size_t k;
+
+	for (k = 0; k < f->n; k++) {
+		uint8_t *c = &g->cells[f->idx[k]];
+
+		if (f->val[k] == GRID_OCCUPIED)
+			*c = GRID_OCCUPIED;
+		else if (*c == GRID_FREE)
+			*c = GRID_INFLATED;
+	}
+}
+
 int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
 		    long target, const struct grid_params *p, struct occupancy *out)
 {
@@ -232,9 +363,14 @@ int occupancy_build(struct tool_ctx *ctx, int64_t t, const struct pose *cam,
 		rc = grid_init(&out->grid, c->cells, w, h, lo[0], lo[1], p->cell_m);
 	if (!rc) {
 		memcpy(c->cells, layer, grid_cells_needed(w, h));
-		for (i = 0; i < n; i++)
-			c->mask[i] = c->skip[i] || !is_dynamic(rec, i) || (long)i == target;
-		rc = grid_rasterize(&out->grid, boxes, n, p, out->floor_z, GRID_SKIP_NONE, c->mask);
+		rc = dynamic_reset(&c->dyn, n, &out->grid, p, out->floor_z);
+		for (i = 0; i < n && !rc; i++) {
+			if (c->skip[i] || !is_dynamic(rec, i) || (long)i == target)
+				continue;
+			rc = footprint(&c->dyn, i, &boxes[i]);
+			if (!rc)
+				footprint_apply(&c->dyn.fp[i], &out->grid);
+		}
 	}
 	if (rc)
 		return err_set(rc, "cannot rasterise the boxes at %" PRId64 " ns", t);
