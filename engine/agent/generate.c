@@ -653,6 +653,16 @@ static int candidate_total(struct tool_ctx *ctx, int group, const struct gen_par
 	return res.total > 1000000000 ? 1000000000 : (int)res.total;
 }
 
+/* 0 for navigation, 1 for head turns, 2 for the cheaper lists. */
+static int group_rank(int group)
+{
+	enum subtask st;
+	enum metric m;
+
+	subtask_group(group, &st, &m);
+	return st == SUBTASK_NAVIGATE ? 0 : st == SUBTASK_HEAD_TURN ? 1 : 2;
+}
+
 /*
  * The candidate count and the key fields of every selected group, the
  * groups in parallel (up to --jobs threads, each on its own tool context
@@ -664,12 +674,18 @@ static int size_groups(const struct recording *rec, struct tool_ctx *ctx,
 		       struct tool_shared *shared, const struct gen_params *p, int *limits,
 		       unsigned *fields)
 {
-	int sel[SUBTASK_NGROUPS], ns = 0, k, rc = 0, nt = p->jobs < 1 ? 1 : p->jobs;
+	int sel[SUBTASK_NGROUPS], ns = 0, k, rank, rc = 0, nt = p->jobs < 1 ? 1 : p->jobs;
 	char msg[512] = "";
 
-	for (k = 0; k < SUBTASK_NGROUPS; k++)
-		if (p->groups[k])
-			sel[ns++] = k;
+	/*
+	 * The costliest lists first (a path plan per navigation candidate, a
+	 * second of views per head turn), so that the threads finish together;
+	 * which thread builds a list changes nothing in it.
+	 */
+	for (rank = 0; rank < 3; rank++)
+		for (k = 0; k < SUBTASK_NGROUPS; k++)
+			if (p->groups[k] && group_rank(k) == rank)
+				sel[ns++] = k;
 	if (nt > ns)
 		nt = ns;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
