@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "embed.h"
 #include "err.h"
+#include "jsonfile.h"
 #include "schema.h"
 #include "task.h"
 #include "template.h"
@@ -193,7 +194,7 @@ static int recording_summary(struct tool_ctx *ctx, const char **out)
 	rc = tool_call(ctx, "describe_recording", "{\"object_offset\":0,\"object_limit\":60}", &res);
 	if (rc)
 		goto out;
-	text = cJSON_PrintUnformatted(res);
+	text = jsonfile_print(res);
 	if (!text) {
 		rc = ENG_ENOMEM;
 		goto out;
@@ -685,7 +686,7 @@ static int handle_call(struct session *x, size_t am, size_t i)
 			x->clip_t = first_clip_t(res);
 		x->out->t_tools_s += now_s() - t;
 		x->out->tool_calls++;
-		text = res ? cJSON_PrintUnformatted(res) : NULL;
+		text = res ? jsonfile_print(res) : NULL;
 	}
 	if (!rc && !text)
 		rc = ENG_ENOMEM;
@@ -811,7 +812,7 @@ int agent_run(struct brain *b, struct tool_ctx *ctx, const struct brain_session 
 				: out->status == AGENT_DROP ? "drop" : "failed");
 	if (out->status != AGENT_QA)
 		cJSON_AddStringToObject(x.doc, "reason", out->reason);
-	out->trace_json = cJSON_PrintUnformatted(x.doc);
+	out->trace_json = jsonfile_print(x.doc);
 	if (!out->trace_json)
 		rc = ENG_ENOMEM;
 out:

@@ -3,6 +3,7 @@
 #include "jsonfile.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,4 +194,117 @@ int64_t jsonfile_get_time(const cJSON *obj, const char *key, int64_t dflt)
 			return (int64_t)x;
 	}
 	return dflt;
+}
+
+/* ======================= Printing ======================= */
+
+/* Marks a number jsonfile_print() turned into raw text for the print. */
+#define FAST_NUM 0x4000
+
+/*
+ * The text "%1.15g" gives v, in buf, when v is a short decimal (see
+ * jsonfile_print); false otherwise.
+ */
+static bool short_decimal(double v, char buf[32])
+{
+	static const double pw[7] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+	static const int64_t ipw[7] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+	double a = fabs(v);
+	int d;
+
+	/* -0 is "-0" or "0" by cJSON's version: left to cJSON */
+	if (!isfinite(v) || (v == 0 && signbit(v)))
+		return false;
+	/* an integer of up to 15 digits: %g writes its digits */
+	if (a < 1e15 && v == floor(v)) {
+		snprintf(buf, 32, "%" PRId64, (int64_t)v);
+		return true;
+	}
+	if (a >= 1e9 || (a != 0 && a < 1e-4))
+		return false;
+	for (d = 0; d <= 6; d++) {
+		double k = round(v * pw[d]);
+		int64_t u, ip, fp;
+		int n, z;
+
+		if (k / pw[d] != v)
+			continue;
+		u = (int64_t)fabs(k);
+		ip = u / ipw[d];
+		fp = u % ipw[d];
+		n = snprintf(buf, 32, "%s%" PRId64, k < 0 ? "-" : "", ip);
+		if (fp) {
+			/* the fraction with its leading zeros, then its trailing zeros cut */
+			n += snprintf(buf + n, (size_t)(32 - n), ".%0*" PRId64, d, fp);
+			for (z = n; buf[z - 1] == '0'; z--)
+				;
+			buf[z] = '\0';
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Counts the numbers of node j and of its descendants. */
+static size_t count_numbers(const cJSON *j)
+{
+	const cJSON *c;
+	size_t n = cJSON_IsNumber(j) ? 1 : 0;
+
+	for (c = j->child; c; c = c->next)
+		n += count_numbers(c);
+	return n;
+}
+
+/* Turns the short decimals of j and its descendants into raw text in arena (32 bytes each). */
+static void to_raw(cJSON *j, char *arena, size_t *used)
+{
+	cJSON *c;
+
+	if (cJSON_IsNumber(j)) {
+		char *b = arena + 32 * *used;
+
+		if (short_decimal(j->valuedouble, b)) {
+			/* the other flags (a constant key) stay */
+			j->type = (j->type & ~0xff) | cJSON_Raw | FAST_NUM;
+			j->valuestring = b;
+			(*used)++;
+		}
+		return;
+	}
+	for (c = j->child; c; c = c->next)
+		to_raw(c, arena, used);
+}
+
+static void from_raw(cJSON *j)
+{
+	cJSON *c;
+
+	if (j->type & FAST_NUM) {
+		j->type = (j->type & ~(0xff | FAST_NUM)) | cJSON_Number;
+		j->valuestring = NULL;
+		return;
+	}
+	for (c = j->child; c; c = c->next)
+		from_raw(c);
+}
+
+char *jsonfile_print(cJSON *root)
+{
+	size_t n, used = 0;
+	char *arena, *text;
+
+	if (!root)
+		return NULL;
+	n = count_numbers(root);
+	if (!n)
+		return cJSON_PrintUnformatted(root);
+	arena = malloc(32 * n);
+	if (!arena)
+		return NULL;
+	to_raw(root, arena, &used);
+	text = cJSON_PrintUnformatted(root);
+	from_raw(root);
+	free(arena);
+	return text;
 }

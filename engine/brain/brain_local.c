@@ -115,7 +115,7 @@ static int call(struct llm_reply *out, int step, const char *name, cJSON *args)
 	/* a careful planner sends every property the strict schema lists */
 	if (t && !tool_schema(t, &sc))
 		schema_fill_nulls(sc, args);
-	txt = cJSON_PrintUnformatted(args);
+	txt = jsonfile_print(args);
 	cJSON_Delete(args);
 	if (!txt)
 		return ENG_ENOMEM;

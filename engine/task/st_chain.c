@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "chain.h"
 #include "err.h"
+#include "jsonfile.h"
 #include "template.h"
 
 #define CHAIN_TOOL_LIMIT 50 /* orders build_chain lists by default */
@@ -240,12 +241,12 @@ static int pack(struct build *b, struct truth *out, const struct qc_chain *ch, c
 
 	for (j = 0; opts && j < ch->n; j++)
 		cJSON_AddItemToArray(opts, cJSON_CreateString(ch->desc[j]));
-	out->options_json = opts ? cJSON_PrintUnformatted(opts) : NULL;
+	out->options_json = opts ? jsonfile_print(opts) : NULL;
 	cJSON_Delete(opts);
 	cJSON_AddItemToObject(ans, "chain", aj);
 	cJSON_AddNumberToObject(ans, "k", k);
 	cJSON_AddStringToObject(ans, "goal", goal ? goal : "");
-	out->answer_json = cJSON_PrintUnformatted(ans);
+	out->answer_json = jsonfile_print(ans);
 	out->qc_json = strdup("{\"pass\":true,\"kind\":\"chain\"}");
 	out->answer_index = -1;
 	return out->options_json && out->answer_json && out->qc_json ? 0 : ENG_ENOMEM;

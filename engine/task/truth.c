@@ -282,7 +282,7 @@ static char *frames_json(int64_t t, const struct truth_params *p, int64_t *start
 	for (i = 0; i < n; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)ft[i]));
 	free(ft);
-	s = cJSON_PrintUnformatted(a);
+	s = jsonfile_print(a);
 	cJSON_Delete(a);
 	return s;
 }
@@ -627,15 +627,15 @@ static int finish_mc(struct build *b, struct truth *out)
 	arr = cJSON_CreateArray();
 	for (i = 0; arr && i < o->n; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(o->text[i]));
-	out->options_json = arr ? cJSON_PrintUnformatted(arr) : NULL;
+	out->options_json = arr ? jsonfile_print(arr) : NULL;
 	out->answer_index = o->answer;
 	aj = ans_to_json(&b->ans);
-	out->answer_json = aj ? cJSON_PrintUnformatted(aj) : NULL;
+	out->answer_json = aj ? jsonfile_print(aj) : NULL;
 	q = qc_options_to_json(o);
 	/* the store reads the answer-length z-score at the top level */
 	if (q)
 		cJSON_AddNumberToObject(q, "z", o->qc.z);
-	out->qc_json = q ? cJSON_PrintUnformatted(q) : NULL;
+	out->qc_json = q ? jsonfile_print(q) : NULL;
 	if (!out->options_json || !out->answer_json || !out->qc_json)
 		rc = ENG_ENOMEM;
 out:
@@ -792,7 +792,7 @@ int truth_build(struct tool_ctx *ctx, const char *rec_id, const cJSON *args,
 		if (b->event_note && !out->note)
 			out->note = strdup("the brain's event time differs from the sampler's; the sampler's is used");
 	}
-	out->gt_json = cJSON_PrintUnformatted(b->gt);
+	out->gt_json = jsonfile_print(b->gt);
 	if (!out->gt_json)
 		rc = ENG_ENOMEM;
 out:
@@ -871,9 +871,9 @@ int truth_place_key(struct truth *t, int pos)
 	if (qc) {
 		cJSON_ReplaceItemInObject(qc, "answer_index", cJSON_CreateNumber(pos));
 		cJSON_ReplaceItemInObject(qc, "answer_letter", cJSON_CreateString(letter));
-		q2 = cJSON_PrintUnformatted(qc);
+		q2 = jsonfile_print(qc);
 	}
-	o2 = cJSON_PrintUnformatted(opts);
+	o2 = jsonfile_print(opts);
 	if (!o2 || (qc && !q2)) {
 		rc = ENG_ENOMEM;
 		goto out;
