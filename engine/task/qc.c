@@ -1165,6 +1165,22 @@ static bool prior_spans(const struct qc_context *ctx, const struct qc_params *p,
 }
 
 /* How a set is being drawn. */
+/*
+ * The options rendered so far in one design, by answer: the sweeps draw
+ * the same few prior answers again and again, and rendering (the
+ * template lookups, the text preparation) is a pure function of the
+ * answer for a design's settings and style.
+ */
+#define RENDER_MEMO 48
+
+struct render_memo {
+	int n, next;
+	struct {
+		struct answer key;  /* the answer as drawn, before normalising */
+		struct opt o;       /* what render_opt made of it (text empty: unusable) */
+	} e[RENDER_MEMO];
+};
+
 struct draw {
 	struct rng *r;
 	const struct qc_context *ctx;
@@ -1175,6 +1191,7 @@ struct draw {
 	float *w;          /* kernel weights around the centre, over the prior */
 	const struct opt *brain;
 	int nbrain;
+	struct render_memo *memo; /* NULL: every option rendered */
 };
 
 /* A fresh option: a draw near the centre, or (half the time) a brain proposal. */
@@ -1186,6 +1203,24 @@ static void draw_option(struct draw *d, const struct answer *truth, struct opt *
 	}
 	memset(out, 0, sizeof(*out));
 	draw_answer(d->r, d->ctx, truth, d->w, d->groups, d->broad, &out->a);
+	if (d->memo) {
+		struct render_memo *m = d->memo;
+		int k;
+
+		for (k = 0; k < m->n; k++)
+			if (!memcmp(&m->e[k].key, &out->a, sizeof(out->a))) {
+				*out = m->e[k].o;
+				return;
+			}
+		k = m->n < RENDER_MEMO ? m->n++ : m->next;
+		if (k == m->next)
+			m->next = (m->next + 1) % RENDER_MEMO;
+		m->e[k].key = out->a;
+		if (render_opt(out, d->p, d->style))
+			out->text[0] = '\0'; /* unusable: redrawn */
+		m->e[k].o = *out;
+		return;
+	}
 	if (render_opt(out, d->p, d->style))
 		out->text[0] = '\0'; /* unusable: redrawn */
 }
@@ -1339,7 +1374,7 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 	memset(out, 0, sizeof(*out));
 	{
 		struct draw d = { &rng, ctx, p, style, kind_groups(truth->kind), 0, NULL, brain,
-				  nbrain };
+				  nbrain, malloc(sizeof(struct render_memo)) };
 
 		/* a recording with few candidates of the group leans on the broad prior */
 		d.broad = ctx->nprior >= (size_t)(8 * n) ? BROAD_SHARE
@@ -1356,11 +1391,15 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 		}
 		d.w = calloc(ctx->nprior + 1, sizeof(*d.w));
 		if (!d.w) {
+			free(d.memo);
 			rc = ENG_ENOMEM;
 			goto out;
 		}
+		if (d.memo)
+			d.memo->n = d.memo->next = 0; /* without memory, every option is rendered */
 		rc = design(&d, o, n, question ? qt : NULL);
 		free(d.w);
+		free(d.memo);
 	}
 	if (rc) {
 		rc = 0;
