@@ -33,12 +33,18 @@ static void note_actions(struct build *b, struct truth *out, size_t first, int k
 }
 
 /* True when descriptions a and b share a content word (4 letters or more, not a stop word). */
-static bool share_word(const char *a, const char *b)
+/*
+ * Whether a content word of a (4 letters or more, not a stop word) occurs
+ * in one of the k texts of lower (lowercased; NULL entries skipped), as
+ * strcasestr would find it there: a is read once for all k.
+ */
+static bool share_word(const char *a, char *const *lower, int k)
 {
 	static const char *const stop[] = { "from", "with", "into", "onto", "back", "the",
 					    "take", "put", NULL };
 	char w[32];
 	const char *p = a;
+	int j;
 
 	while (*p) {
 		size_t n = 0;
@@ -54,23 +60,29 @@ static bool share_word(const char *a, const char *b)
 		w[n] = '\0';
 		for (s = 0; stop[s]; s++)
 			is_stop = is_stop || !strcmp(w, stop[s]);
-		if (n >= 4 && !is_stop && strcasestr(b, w))
-			return true;
+		if (n < 4 || is_stop)
+			continue;
+		for (j = 0; j < k; j++)
+			if (lower[j] && strstr(lower[j], w))
+				return true;
 	}
 	return false;
 }
 
-/* How many actions after action i serve the same goal without a break (0: i ends it). */
-static int steps_after(const struct recording *rec, size_t i)
+/*
+ * after[i]: how many actions after action i serve the same goal without a
+ * break (0: i ends it, or has no goal), for every action, in one pass.
+ */
+static void steps_after(const struct recording *rec, int *after)
 {
-	const char *g = rec->actions[i].goal;
-	size_t j = i + 1;
+	size_t i;
 
-	if (!g)
-		return 0;
-	while (j < rec->nactions && rec->actions[j].goal && !strcmp(rec->actions[j].goal, g))
-		j++;
-	return (int)(j - i - 1);
+	for (i = rec->nactions; i-- > 0;) {
+		const char *g = rec->actions[i].goal, *h;
+
+		h = i + 1 < rec->nactions ? rec->actions[i + 1].goal : NULL;
+		after[i] = g && h && !strcmp(g, h) ? after[i + 1] + 1 : 0;
+	}
 }
 
 /*
@@ -84,22 +96,17 @@ static int steps_after(const struct recording *rec, size_t i)
  * 2, other late steps; tier 3, early steps of the goal (those already done
  * in the clip among them); tier 4, the rest.
  */
-static int distractor_tier(const struct recording *rec, size_t i, size_t first, int k,
-			   const char *goal)
+static int distractor_tier(const struct recording *rec, size_t i, const int *after, int k,
+			   const char *goal, char *const *lower)
 {
 	const struct rec_action *a = &rec->actions[i];
-	bool same = goal && a->goal && !strcmp(goal, a->goal), late = steps_after(rec, i) < k;
-	int j;
+	bool same = goal && a->goal && !strcmp(goal, a->goal), late = after[i] < k;
 
 	if (same)
 		return late ? 0 : 3;
 	if (!late)
 		return 4;
-	for (j = 0; j < k; j++)
-		if (rec->actions[first + (size_t)j].description &&
-		    share_word(a->description, rec->actions[first + (size_t)j].description))
-			return 1;
-	return 2;
+	return share_word(a->description, lower, k) ? 1 : 2;
 }
 
 /* The chain over the future actions, into the ground truth. */
@@ -256,7 +263,8 @@ int truth__chain(struct build *b, struct truth *out)
 {
 	const struct recording *rec = b->rec;
 	const char *truth[ANS_CHAIN_MAX], **pool = NULL, *goal;
-	int *tiers = NULL;
+	char *lower[ANS_CHAIN_MAX] = { NULL };
+	int *tiers = NULL, *after = NULL;
 	struct chain_result *c = NULL;
 	struct qc_chain *ch = NULL;
 	size_t first = b->clip.first_future, i, npool = 0;
@@ -270,7 +278,8 @@ int truth__chain(struct build *b, struct truth *out)
 	ch = calloc(1, sizeof(*ch));
 	pool = calloc(rec->nactions + 1, sizeof(*pool));
 	tiers = calloc(rec->nactions + 1, sizeof(*tiers));
-	if (!c || !ch || !pool || !tiers) {
+	after = calloc(rec->nactions + 1, sizeof(*after));
+	if (!c || !ch || !pool || !tiers || !after) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -282,9 +291,25 @@ int truth__chain(struct build *b, struct truth *out)
 		truth[j] = rec->actions[first + (size_t)j].description
 			 ? rec->actions[first + (size_t)j].description : "";
 	goal = rec->actions[first].goal;
+	/* the true steps' texts lowercased once, as strcasestr compares them */
+	for (j = 0; j < k; j++) {
+		const char *d = rec->actions[first + (size_t)j].description;
+		char *q;
+
+		if (!d)
+			continue;
+		lower[j] = strdup(d);
+		if (!lower[j]) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		for (q = lower[j]; *q; q++)
+			*q = (char)tolower((unsigned char)*q);
+	}
+	steps_after(rec, after);
 	for (i = 0; i < rec->nactions; i++)
 		if ((i < first || i >= first + (size_t)k) && rec->actions[i].description) {
-			tiers[npool] = distractor_tier(rec, i, first, k, goal);
+			tiers[npool] = distractor_tier(rec, i, after, k, goal, lower);
 			pool[npool++] = rec->actions[i].description;
 		}
 	rc = qc_chain_candidates(truth, k, pool, tiers, npool, out->id, 0, &b->p->qc, ch);
@@ -314,9 +339,12 @@ int truth__chain(struct build *b, struct truth *out)
 	if (!rc)
 		rc = pack(b, out, ch, ans, k, goal);
 out:
+	for (j = 0; j < k && j < ANS_CHAIN_MAX; j++)
+		free(lower[j]);
 	cJSON_Delete(ans);
 	free(pool);
 	free(tiers);
+	free(after);
 	free(ch);
 	free(c);
 	return rc;
