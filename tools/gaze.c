@@ -121,16 +121,14 @@ out:
 	return rc;
 }
 
-int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out)
+/* tool_shared_get's maker: the recording's fixations, detected on the asking context. */
+static int fixations_make(void *arg, void **data, void (**destroy)(void *data))
 {
-	struct gaze_fixations *f = tool_ctx_slot(ctx, TOOL_SLOT_GAZE);
+	struct tool_ctx *ctx = arg;
+	struct gaze_fixations *f;
 	struct scene *s;
 	int rc;
 
-	if (f) {
-		*out = f;
-		return 0;
-	}
 	rc = scene_get(ctx, &s);
 	if (rc)
 		return rc;
@@ -138,10 +136,37 @@ int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out)
 	if (!f)
 		return ENG_ENOMEM;
 	rc = detect(tool_ctx_rec(ctx), s, f);
-	if (!rc)
-		rc = tool_ctx_set_slot(ctx, TOOL_SLOT_GAZE, f, fixations_free);
 	if (rc) {
 		fixations_free(f);
+		return rc;
+	}
+	*data = f;
+	*destroy = fixations_free;
+	return 0;
+}
+
+/*
+ * The fixations, detected once per recording: by the first context that
+ * asks when the contexts share a store (the others borrow them), else per
+ * context.
+ */
+int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out)
+{
+	struct gaze_fixations *f = tool_ctx_slot(ctx, TOOL_SLOT_GAZE);
+	bool owned;
+	int rc;
+
+	if (f) {
+		*out = f;
+		return 0;
+	}
+	rc = tool_shared_get(ctx, "gaze-fixations", fixations_make, ctx, (void **)&f, &owned);
+	if (rc)
+		return rc;
+	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_GAZE, f, owned ? fixations_free : NULL);
+	if (rc) {
+		if (owned)
+			fixations_free(f);
 		return rc;
 	}
 	*out = f;

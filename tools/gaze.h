@@ -39,10 +39,11 @@ struct gaze_fixations {
 };
 
 /*
- * The fixations of the context's recording, detected on the first call
- * and owned by the context (TOOL_SLOT_GAZE). Samples that repeat the
- * previous timestamp are skipped. Returns 0, ENG_ENOMEM, or a scene
- * error.
+ * The fixations of the context's recording, detected on the first call:
+ * once per recording for the contexts that share a store (tool_shared,
+ * which owns them), else owned by the context (TOOL_SLOT_GAZE). Samples
+ * that repeat the previous timestamp are skipped. Returns 0, ENG_ENOMEM,
+ * or a scene error.
  */
 int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out);
 
