@@ -194,23 +194,25 @@ static int match_all(struct motion_cache *c, const struct recording *rec)
 	return 0;
 }
 
-static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
-			   const struct motion_cache **out)
+struct motion_make {
+	const struct recording *rec;
+	double move_m;
+	int64_t win;
+};
+
+/* tool_shared_get's maker: the motion segments of one setting, matched to the actions. */
+static int motion_make_fn(void *arg, void **data, void (**destroy)(void *data))
 {
-	const struct recording *rec = tool_ctx_rec(ctx);
-	struct motion_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_MOTION);
+	const struct motion_make *m = arg;
+	const struct recording *rec = m->rec;
+	struct motion_cache *c = calloc(1, sizeof(*c));
 	size_t i;
 	int rc;
 
-	if (c && c->move_m == move_m && c->window_ns == win) {
-		*out = c;
-		return 0;
-	}
-	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ENG_ENOMEM;
-	c->move_m = move_m;
-	c->window_ns = win;
+	c->move_m = m->move_m;
+	c->window_ns = m->win;
 	for (i = 0; i < rec->nobjects; i++) {
 		if (rec->objects[i].motion != REC_DYNAMIC || rec->objects[i].pose_count < 2)
 			continue;
@@ -227,9 +229,37 @@ static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
 		motion_cache_free(c);
 		return rc;
 	}
-	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_MOTION, c, motion_cache_free);
+	*data = c;
+	*destroy = motion_cache_free;
+	return 0;
+}
+
+/*
+ * The segments of one setting (move threshold, window): made once per
+ * recording and setting when the contexts share a store (the context's
+ * slot then borrows the last one it used), else per context.
+ */
+static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
+			   const struct motion_cache **out)
+{
+	struct motion_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_MOTION);
+	struct motion_make m = { tool_ctx_rec(ctx), move_m, win };
+	char key[96];
+	bool owned;
+	int rc;
+
+	if (c && c->move_m == move_m && c->window_ns == win) {
+		*out = c;
+		return 0;
+	}
+	snprintf(key, sizeof(key), "motion/%.17g/%lld", move_m, (long long)win);
+	rc = tool_shared_get(ctx, key, motion_make_fn, &m, (void **)&c, &owned);
+	if (rc)
+		return rc;
+	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_MOTION, c, owned ? motion_cache_free : NULL);
 	if (rc) {
-		motion_cache_free(c);
+		if (owned)
+			motion_cache_free(c);
 		return rc;
 	}
 	*out = c;
