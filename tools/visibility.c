@@ -153,6 +153,8 @@ static void timeline_free(void *p)
 		return;
 	free(tl->bits);
 	free(tl->done);
+	pthread_mutex_destroy(&tl->lock);
+	pthread_cond_destroy(&tl->cond);
 	free(tl);
 }
 
@@ -168,6 +170,8 @@ static int timeline_new(const struct recording *rec, struct visibility_timeline 
 	tl->nframes = (size_t)((recording_t1(rec) - tl->t0_ns) / tl->step_ns) + 1;
 	tl->nobjects = rec->nobjects;
 	tl->words = (tl->nframes + 63) / 64;
+	pthread_mutex_init(&tl->lock, NULL);
+	pthread_cond_init(&tl->cond, NULL);
 	tl->bits = calloc(tl->nobjects * tl->words + 1, sizeof(*tl->bits));
 	tl->done = calloc(tl->words + 1, 1);
 	if (!tl->bits || !tl->done) {
@@ -175,6 +179,19 @@ static int timeline_new(const struct recording *rec, struct visibility_timeline 
 		return ENG_ENOMEM;
 	}
 	*out = tl;
+	return 0;
+}
+
+/* tool_shared_get's maker: the recording's empty timeline. */
+static int timeline_make(void *arg, void **data, void (**destroy)(void *data))
+{
+	struct visibility_timeline *tl;
+	int rc = timeline_new(arg, &tl);
+
+	if (rc)
+		return rc;
+	*data = tl;
+	*destroy = timeline_free;
 	return 0;
 }
 
@@ -195,40 +212,65 @@ static int timeline_word(struct scene *s, const struct recording *rec,
 			if (visibility_test(s, &v, o, false, NULL) == VIS_VISIBLE)
 				tl->bits[o * tl->words + k / 64] |= (uint64_t)1 << (k % 64);
 	}
-	tl->done[w] = 1;
 	return 0;
 }
 
+/*
+ * The timeline is one per recording when the contexts share a store: its
+ * words are computed by whichever context needs them first, each by one
+ * thread (it claims the word under the lock, computes it on its own scene,
+ * marks it computed), while the others wait for a word being computed.
+ */
 int visibility_timeline_range(struct tool_ctx *ctx, size_t k0, size_t k1,
 			      const struct visibility_timeline **out)
 {
 	struct visibility_timeline *tl = tool_ctx_slot(ctx, TOOL_SLOT_VISIBILITY);
 	struct scene *s;
 	size_t w;
-	int rc;
+	int rc = 0;
 
 	rc = scene_get(ctx, &s);
 	if (rc)
 		return rc;
 	if (!tl) {
-		rc = timeline_new(tool_ctx_rec(ctx), &tl);
+		bool owned;
+
+		rc = tool_shared_get(ctx, "visibility-timeline", timeline_make,
+				     (void *)(uintptr_t)tool_ctx_rec(ctx), (void **)&tl, &owned);
 		if (rc)
 			return rc;
-		rc = tool_ctx_set_slot(ctx, TOOL_SLOT_VISIBILITY, tl, timeline_free);
+		rc = tool_ctx_set_slot(ctx, TOOL_SLOT_VISIBILITY, tl, owned ? timeline_free : NULL);
 		if (rc) {
-			timeline_free(tl);
+			if (owned)
+				timeline_free(tl);
 			return rc;
 		}
 	}
 	if (k1 > tl->nframes)
 		k1 = tl->nframes;
-	for (w = k0 / 64; k0 < k1 && w <= (k1 - 1) / 64; w++) {
-		if (tl->done[w])
+	pthread_mutex_lock(&tl->lock);
+	for (w = k0 / 64; !rc && k0 < k1 && w <= (k1 - 1) / 64; w++) {
+		while (tl->done[w] == 1)
+			pthread_cond_wait(&tl->cond, &tl->lock);
+		if (tl->done[w] == 2)
 			continue;
+		tl->done[w] = 1;
+		pthread_mutex_unlock(&tl->lock);
 		rc = timeline_word(s, tool_ctx_rec(ctx), tl, w);
-		if (rc)
-			return rc;
+		pthread_mutex_lock(&tl->lock);
+		if (rc) {
+			/* its bits may be half set: cleared for the next claimer */
+			size_t o;
+
+			for (o = 0; o < tl->nobjects; o++)
+				tl->bits[o * tl->words + w] = 0;
+		}
+		tl->done[w] = rc ? 0 : 2;
+		pthread_cond_broadcast(&tl->cond);
 	}
+	pthread_mutex_unlock(&tl->lock);
+	if (rc)
+		return rc;
 	*out = tl;
 	return 0;
 }

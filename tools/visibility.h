@@ -22,6 +22,7 @@
 #ifndef VISIBILITY_H
 #define VISIBILITY_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -104,7 +105,9 @@ struct visibility_timeline {
 	size_t nobjects;  /* rows */
 	size_t words;     /* 64-bit words per row */
 	uint64_t *bits;   /* bit k of row o set: object o visible at frame k */
-	unsigned char *done; /* per word: its frames are computed */
+	unsigned char *done; /* per word: 0 not computed, 1 being computed, 2 computed */
+	pthread_mutex_t lock; /* guards done; a word's bits are written by its claimer only */
+	pthread_cond_t cond;  /* a word finished */
 };
 
 /*

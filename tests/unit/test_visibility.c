@@ -10,10 +10,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
+#include "recording.h"
 #include "registry.h"
 #include "scene.h"
 #include "tools2_fixture.h"
@@ -513,6 +518,99 @@ static void test_visible_objects_tool(void **state)
 	recording_free(r);
 }
 
+#ifndef EXAMPLE
+#define EXAMPLE "examples/tiny"
+#endif
+
+struct tl_job {
+	const struct recording *rec;
+	struct tool_shared *sh;
+	unsigned seed;
+	int rc;
+	uint64_t *bits; /* the whole timeline's bits, as this thread read them */
+};
+
+/* Random ranges in a thread's own order, then the whole timeline. */
+static void *tl_worker(void *p)
+{
+	struct tl_job *j = p;
+	const struct visibility_timeline *tl = NULL;
+	struct tool_ctx *ctx = NULL;
+	int i;
+
+	j->rc = tool_ctx_new(j->rec, &ctx);
+	if (j->rc)
+		return NULL;
+	tool_ctx_share(ctx, j->sh);
+	for (i = 0; i < 40 && !j->rc; i++) {
+		size_t n, a, b;
+
+		j->seed = j->seed * 1103515245u + 12345u;
+		j->rc = visibility_timeline_range(ctx, 0, 0, &tl);
+		if (j->rc)
+			break;
+		n = tl->nframes;
+		a = (j->seed >> 8) % n;
+		b = a + (j->seed >> 4) % 300;
+		j->rc = visibility_timeline_range(ctx, a, b, &tl);
+	}
+	if (!j->rc)
+		j->rc = visibility_timeline_get(ctx, &tl);
+	if (!j->rc) {
+		j->bits = malloc(tl->nobjects * tl->words * sizeof(*j->bits) + 1);
+		if (j->bits)
+			memcpy(j->bits, tl->bits, tl->nobjects * tl->words * sizeof(*j->bits));
+	}
+	tool_ctx_free(ctx);
+	return NULL;
+}
+
+/*
+ * One timeline shared by four threads' contexts, each computing the words
+ * it asks for in its own order (waiting for the words another computes),
+ * holds the bits of a timeline computed alone on one context.
+ */
+static void test_timeline_shared(void **state)
+{
+	struct recording *rec = NULL;
+	struct tool_ctx *ctx = NULL;
+	struct tool_shared *sh = NULL;
+	const struct visibility_timeline *tl;
+	struct tl_job jobs[4];
+	pthread_t th[4];
+	struct stat st;
+	size_t nbits, set = 0, i;
+	int k;
+
+	(void)state;
+	if (stat(EXAMPLE "/recording.json", &st)) {
+		print_message("skipped: %s is missing (the synthetic example recording)\n", EXAMPLE);
+		skip();
+	}
+	assert_int_equal(recording_load(EXAMPLE, REC_LAYOUT_AUTO, &rec), 0);
+	assert_int_equal(tool_ctx_new(rec, &ctx), 0);
+	assert_int_equal(visibility_timeline_get(ctx, &tl), 0);
+	nbits = tl->nobjects * tl->words;
+	for (i = 0; i < nbits; i++)
+		set += (size_t)__builtin_popcountll(tl->bits[i]);
+	assert_true(set > 1000);
+	assert_int_equal(tool_shared_new(&sh), 0);
+	for (k = 0; k < 4; k++) {
+		jobs[k] = (struct tl_job){ rec, sh, 7u + 31u * (unsigned)k, 0, NULL };
+		assert_int_equal(pthread_create(&th[k], NULL, tl_worker, &jobs[k]), 0);
+	}
+	for (k = 0; k < 4; k++) {
+		pthread_join(th[k], NULL);
+		assert_int_equal(jobs[k].rc, 0);
+		assert_non_null(jobs[k].bits);
+		assert_memory_equal(jobs[k].bits, tl->bits, nbits * sizeof(*tl->bits));
+		free(jobs[k].bits);
+	}
+	tool_shared_free(sh);
+	tool_ctx_free(ctx);
+	recording_free(rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_fisheye),
 		cmocka_unit_test(test_casts_match_brute_force),
 		cmocka_unit_test(test_timeline_turning_camera),
+		cmocka_unit_test(test_timeline_shared),
 		cmocka_unit_test(test_visible_objects_tool),
 	};
 
