@@ -688,39 +688,47 @@ static int size_groups(const struct recording *rec, struct tool_ctx *ctx,
 				sel[ns++] = k;
 	if (nt > ns)
 		nt = ns;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1)
-	for (k = 0; k < ns; k++) {
+#pragma omp parallel num_threads(nt) if (nt > 1)
+	{
 		struct tool_ctx *c = ctx;
-		int i = sel[k], r = 0;
+		int cr = 0;
 
-		/* the calling thread keeps its own context: its caches stay with the worker */
+		/*
+		 * The calling thread keeps its own context (its caches stay with
+		 * the worker); another thread makes one for all its groups.
+		 */
 		if (omp_get_thread_num() != 0) {
-			r = tool_ctx_new(rec, &c);
-			if (!r)
+			cr = tool_ctx_new(rec, &c);
+			if (!cr)
 				tool_ctx_share(c, shared);
 		}
-		if (!r) {
-			limits[i] = candidate_total(c, i, p);
-			if (limits[i] > p->max_sessions)
-				limits[i] = p->max_sessions;
-			/* the key fields to balance, from the group's candidates */
-			if (limits[i] && p->agent.truth.key_cap < 1) {
-				enum subtask st;
-				enum metric m;
+#pragma omp for schedule(dynamic, 1)
+		for (k = 0; k < ns; k++) {
+			int i = sel[k], r = cr;
 
-				subtask_group(i, &st, &m);
-				r = truth_key_fields(c, st, m, &p->agent.truth, &fields[i]);
+			if (!r) {
+				limits[i] = candidate_total(c, i, p);
+				if (limits[i] > p->max_sessions)
+					limits[i] = p->max_sessions;
+				/* the key fields to balance, from the group's candidates */
+				if (limits[i] && p->agent.truth.key_cap < 1) {
+					enum subtask st;
+					enum metric m;
+
+					subtask_group(i, &st, &m);
+					r = truth_key_fields(c, st, m, &p->agent.truth, &fields[i]);
+				}
+			}
+			if (r) {
+#pragma omp critical(size_groups_err)
+				if (!rc) {
+					rc = r;
+					snprintf(msg, sizeof(msg), "%s", err_msg());
+				}
 			}
 		}
 		if (c != ctx)
 			tool_ctx_free(c);
-		if (r) {
-#pragma omp critical(size_groups_err)
-			if (!rc) {
-				rc = r;
-				snprintf(msg, sizeof(msg), "%s", err_msg());
-			}
-		}
 	}
 	if (rc)
 		err_set(rc, "%s", msg);
