@@ -635,11 +635,102 @@ static bool held_at(const struct recording *rec, size_t obj, int64_t t)
 	return held;
 }
 
+/*
+ * held_at() for many queries: each object's grasping and placing actions
+ * in order with the state after each, so that a query is a binary search.
+ * Used when the actions are sorted by start (the loaders sort them);
+ * held_at() scans them otherwise.
+ */
+struct held_index {
+	size_t *off;   /* per object: its first entry; off[nobjects] = entries */
+	size_t *act;   /* entries: action indices, by object then index */
+	bool *after;   /* entries: the object is held after that action */
+	bool sorted;   /* the actions are sorted by start */
+};
+
+static void held_index_free(struct held_index *h)
+{
+	free(h->off);
+	free(h->act);
+	free(h->after);
+}
+
+static int held_index_make(const struct recording *rec, struct held_index *h)
+{
+	size_t i, o, *fill = NULL;
+
+	memset(h, 0, sizeof(*h));
+	h->sorted = true;
+	for (i = 1; i < rec->nactions; i++)
+		if (rec->actions[i].start_ns < rec->actions[i - 1].start_ns)
+			h->sorted = false;
+	h->off = calloc(rec->nobjects + 2, sizeof(*h->off));
+	h->act = malloc((rec->nactions + 1) * sizeof(*h->act));
+	h->after = malloc((rec->nactions + 1) * sizeof(*h->after));
+	fill = calloc(rec->nobjects + 1, sizeof(*fill));
+	if (!h->off || !h->act || !h->after || !fill) {
+		free(fill);
+		held_index_free(h);
+		return ENG_ENOMEM;
+	}
+	for (i = 0; i < rec->nactions; i++) {
+		long ob = rec->actions[i].object;
+
+		if (ob >= 0 && (size_t)ob < rec->nobjects && rec->actions[i].verb)
+			h->off[ob + 1]++;
+	}
+	for (o = 0; o < rec->nobjects; o++)
+		h->off[o + 1] += h->off[o];
+	for (i = 0; i < rec->nactions; i++) {
+		const struct rec_action *a = &rec->actions[i];
+		size_t at;
+		bool held;
+
+		if (a->object < 0 || (size_t)a->object >= rec->nobjects || !a->verb)
+			continue;
+		at = h->off[a->object] + fill[a->object]++;
+		held = at > h->off[a->object] && h->after[at - 1];
+		if (verb_is(a->verb, grasp_verbs))
+			held = true;
+		else if (verb_is(a->verb, place_verbs))
+			held = false;
+		h->act[at] = i;
+		h->after[at] = held;
+	}
+	free(fill);
+	return 0;
+}
+
+/* held_at(rec, obj, t) through the index. */
+static bool held_fast(const struct recording *rec, const struct held_index *h, size_t obj,
+		      int64_t t)
+{
+	size_t lo, hi;
+
+	if (!h->sorted)
+		return held_at(rec, obj, t);
+	if (obj >= rec->nobjects)
+		return false;
+	/* the object's last action starting before t */
+	lo = h->off[obj];
+	hi = h->off[obj + 1];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rec->actions[h->act[mid]].start_ns < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > h->off[obj] && h->after[lo - 1];
+}
+
 static int enum_next_interaction(struct enum_ctx *e)
 {
 	struct interactions_args a = { INT64_MIN / 2, INT64_MAX / 2, -1, INTERACTIONS_MOVE_M,
 				       INTERACTIONS_WINDOW_S };
 	struct interactions_result res;
+	struct held_index hx;
 	int64_t t0 = recording_t0(e->rec), *next_ok = NULL;
 	size_t i;
 	int rc;
@@ -647,6 +738,11 @@ static int enum_next_interaction(struct enum_ctx *e)
 	rc = interactions_find(e->ctx, &a, &res);
 	if (rc)
 		return rc;
+	rc = held_index_make(e->rec, &hx);
+	if (rc) {
+		interactions_release(&res);
+		return rc;
+	}
 	next_ok = malloc((e->rec->nobjects + 1) * sizeof(*next_ok));
 	if (!next_ok) {
 		rc = ENG_ENOMEM;
@@ -688,7 +784,7 @@ static int enum_next_interaction(struct enum_ctx *e)
 		 * is where it is put, so its place is the object at the end of a
 		 * placing action; any other action on a held object is no question.
 		 */
-		held = held_at(e->rec, (size_t)c.target, c.T);
+		held = held_fast(e->rec, &hx, (size_t)c.target, c.T);
 		c.place = verb_is(act->verb, place_verbs);
 		if (held != c.place)
 			continue;
@@ -708,6 +804,7 @@ static int enum_next_interaction(struct enum_ctx *e)
 	}
 out:
 	free(next_ok);
+	held_index_free(&hx);
 	interactions_release(&res);
 	return rc;
 }
