@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,7 +119,9 @@ static int split(struct csv *c, char *s)
 		rc = push_cell(c, s);
 		if (rc)
 			return rc;
-		s += strcspn(s, ",");
+		/* cells are short: a plain scan beats strcspn's setup */
+		while (*s && *s != ',')
+			s++;
 		if (!*s)
 			return 0;
 		*s++ = '\0';
@@ -145,6 +148,8 @@ int csv_open(const char *path, struct csv **out)
 			     strerror(e));
 		goto out;
 	}
+	/* one reader per file: getline need not lock the stream at each line */
+	__fsetlocking(c->f, FSETLOCKING_BYCALLER);
 	rc = read_line(c);
 	if (rc == 0)
 		rc = err_set(ENG_EPARSE, "%s: empty file (no header row)", path);
@@ -423,6 +428,19 @@ int csv_i64(const struct csv *c, size_t col, int64_t *out)
 		return empty_cell(c, col);
 	if (!(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
 		return bad_cell(c, col, "is not an integer");
+	{
+		/* up to 18 digits cannot overflow: read here, as strtoll would */
+		const char *p = s + (*s == '-' || *s == '+');
+		int64_t m = 0;
+		int nd = 0;
+
+		for (; *p >= '0' && *p <= '9' && nd < 19; p++, nd++)
+			m = m * 10 + (*p - '0');
+		if (!*p && nd >= 1 && nd <= 18) {
+			*out = *s == '-' ? -m : m;
+			return 0;
+		}
+	}
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (end == s || *end)

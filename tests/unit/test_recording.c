@@ -4,6 +4,7 @@
  * recording in tests/data/native) and every bad-input case of
  * tests/data/bad. Run from the repository root.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -91,6 +92,70 @@ static void test_csv_columns_by_name(void **state)
  * after the point) and the forms it leaves to strtod (17+ digits,
  * exponents, a leading point, hex).
  */
+/*
+ * csv_i64 reads what strtoll reads: every length from 1 to 20 digits,
+ * signs, leading zeros, the int64 limits and one past them (out of range).
+ */
+static void test_csv_integers_as_strtoll(void **state)
+{
+	static const char *const fixed[] = {
+		"0", "-0", "+7", "007", "-0000000000000000001", "9223372036854775807",
+		"-9223372036854775808", "999999999999999999", "-999999999999999999",
+		"1000000000000000000", "9223372036854775808", "-9223372036854775809",
+		"12345678901234567890",
+	};
+	size_t nf = sizeof(fixed) / sizeof(fixed[0]), n = nf + 4000, i, len = 8;
+	char (*gen)[32] = calloc(n, sizeof(*gen)), *text, *w, *end;
+	uint64_t r = 777;
+	struct csv *c;
+
+	(void)state;
+	assert_non_null(gen);
+	for (i = 0; i < n; i++) {
+		if (i < nf) {
+			snprintf(gen[i], sizeof(gen[i]), "%s", fixed[i]);
+		} else {
+			int nd = (int)(i % 20) + 1, k;
+			size_t at = 0;
+
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			if ((r >> 40) % 3 == 0)
+				gen[i][at++] = (r >> 50) & 1 ? '-' : '+';
+			for (k = 0; k < nd; k++) {
+				r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+				gen[i][at++] = (char)('0' + (r >> 33) % 10);
+			}
+			gen[i][at] = '\0';
+		}
+		len += strlen(gen[i]) + 1;
+	}
+	text = malloc(len);
+	assert_non_null(text);
+	w = text + sprintf(text, "v\n");
+	for (i = 0; i < n; i++)
+		w += sprintf(w, "%s\n", gen[i]);
+	assert_int_equal(csv_open(write_tmp("i.csv", text), &c), 0);
+	for (i = 0; i < n; i++) {
+		long long want;
+		int64_t got = -1;
+		int rc;
+
+		assert_int_equal(csv_next(c), 1);
+		errno = 0;
+		want = strtoll(gen[i], &end, 10);
+		rc = csv_i64(c, 0, &got);
+		if (errno == ERANGE) {
+			assert_int_equal(rc, ENG_ERANGE);
+		} else {
+			assert_int_equal(rc, 0);
+			assert_true(got == (int64_t)want);
+		}
+	}
+	csv_free(c);
+	free(text);
+	free(gen);
+}
+
 static void test_csv_numbers_as_strtod(void **state)
 {
 	static const char *const fixed[] = {
@@ -556,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_csv_columns_by_name),
 		cmocka_unit_test(test_csv_strict_numbers),
 		cmocka_unit_test(test_csv_numbers_as_strtod),
+		cmocka_unit_test(test_csv_integers_as_strtoll),
 		cmocka_unit_test(test_csv_truncated_and_long_rows),
 		cmocka_unit_test(test_jsonfile_parse_error_line),
 		cmocka_unit_test(test_native_round_trip),
