@@ -1560,9 +1560,34 @@ static int cmp_tier_pos(const void *pa, const void *pb)
  */
 static int sort_by_tier(int *order, const int *tiers, size_t n)
 {
-	struct tier_pos *v = malloc((n ? n : 1) * sizeof(*v));
+	struct tier_pos *v;
+	int lo = 0, hi = 0;
 	size_t i;
 
+	for (i = 0; i < n; i++) {
+		int t = tiers[order[i]];
+
+		lo = !i || t < lo ? t : lo;
+		hi = !i || t > hi ? t : hi;
+	}
+	/* the usual few tiers: a counting sort, stable, in O(n) */
+	if (n && lo >= 0 && hi < 64) {
+		size_t start[65] = { 0 };
+		int *tmp = malloc(n * sizeof(*tmp));
+
+		if (!tmp)
+			return ENG_ENOMEM;
+		for (i = 0; i < n; i++)
+			start[tiers[order[i]] + 1]++;
+		for (i = 1; i <= 64; i++)
+			start[i] += start[i - 1];
+		for (i = 0; i < n; i++)
+			tmp[start[tiers[order[i]]]++] = order[i];
+		memcpy(order, tmp, n * sizeof(*order));
+		free(tmp);
+		return 0;
+	}
+	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return ENG_ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -1583,6 +1608,7 @@ int qc_chain_candidates(const char *const *truth, int k, const char *const *pool
 {
 	struct qc_params def;
 	const char *pick[QC_CHAIN_MAX_CAND];
+	struct qtext *qpick; /* pick[j]'s prepared text; the last: the candidate's */
 	struct rng rng;
 	int *order = NULL, perm[QC_CHAIN_MAX_CAND];
 	int i, j, np = 0, rc = 0;
@@ -1626,17 +1652,29 @@ int qc_chain_candidates(const char *const *truth, int k, const char *const *pool
 			}
 		}
 	}
+	/* the picks' texts prepared once, each candidate's once */
+	qpick = malloc((QC_CHAIN_MAX_CAND + 1) * sizeof(*qpick));
+	if (!qpick) {
+		free(order);
+		return ENG_ENOMEM;
+	}
+	for (j = 0; j < np; j++)
+		qt_prep(pick[j], &qpick[j]);
 	for (i = 0; i < (int)npool && np < ncand; i++) {
 		const char *d = pool[order[i]];
 		bool clash = false;
 
 		if (!d || !d[0] || strlen(d) >= QC_DESC_MAX)
 			continue;
+		qt_prep(d, &qpick[QC_CHAIN_MAX_CAND]);
 		for (j = 0; j < np && !clash; j++)
-			clash = desc_clash(d, pick[j], p->dup_similarity);
-		if (!clash)
+			clash = near_dup(&qpick[QC_CHAIN_MAX_CAND], &qpick[j], p->dup_similarity, NULL);
+		if (!clash) {
+			qpick[np] = qpick[QC_CHAIN_MAX_CAND];
 			pick[np++] = d;
+		}
 	}
+	free(qpick);
 	free(order);
 	if (np < ncand)
 		return err_set(ENG_ENOTFOUND, "qc: only %d distinct distractor actions, %d needed",
