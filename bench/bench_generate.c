@@ -232,13 +232,18 @@ static int per_qa(const char *rec, double *spq, struct summary *s, double *wall)
 	return 0;
 }
 
+/*
+ * Each recording generated three times, the two in turn, the best run of
+ * each kept: a moment when another process had a core slows one run, not
+ * the ratio.
+ */
 static int bench_length(void)
 {
 	static const int minutes[2] = { 10, 120 };
 	char dir[2][600];
-	double spq[2], wall[2];
+	double spq[2] = { HUGE_VAL, HUGE_VAL }, wall[2] = { 0, 0 };
 	struct summary s[2];
-	int i;
+	int i, r;
 
 	for (i = 0; i < 2; i++) {
 		snprintf(dir[i], sizeof(dir[i]), "%s/kitchen-%dmin-synth", work, minutes[i]);
@@ -247,22 +252,34 @@ static int bench_length(void)
 			       minutes[i]);
 			return 1;
 		}
-		if (per_qa(dir[i], &spq[i], &s[i], &wall[i])) {
-			printf("generate length: n/a (proxima generate failed on the %d-minute "
-			       "recording)\n", minutes[i]);
-			return 1;
-		}
-		printf("  length %d min: %ld QAs, %ld sessions in %.2f s, %.2f ms per QA\n",
-		       minutes[i], s[i].qas, s[i].sessions, wall[i], 1e3 * spq[i]);
-		printf("row: generate | local brain, synthetic kitchen %d min (proxima synth "
-		       "--minutes %d --seed 1), --jobs 2 | %ld QAs, %ld sessions, %.2f s, %.2f ms "
-		       "per QA\n", minutes[i], minutes[i], s[i].qas, s[i].sessions, wall[i],
-		       1e3 * spq[i]);
 	}
+	for (r = 0; r < 3; r++)
+		for (i = 0; i < 2; i++) {
+			struct summary one;
+			double q, w;
+
+			if (per_qa(dir[i], &q, &one, &w)) {
+				printf("generate length: n/a (proxima generate failed on the %d-minute "
+				       "recording)\n", minutes[i]);
+				return 1;
+			}
+			printf("  length %d min, run %d: %ld QAs, %ld sessions in %.2f s, %.2f ms per QA\n",
+			       minutes[i], r + 1, one.qas, one.sessions, w, 1e3 * q);
+			if (q < spq[i]) {
+				spq[i] = q;
+				wall[i] = w;
+				s[i] = one;
+			}
+		}
+	for (i = 0; i < 2; i++)
+		printf("row: generate | local brain, synthetic kitchen %d min (proxima synth "
+		       "--minutes %d --seed 1), --jobs 2 (best of 3) | %ld QAs, %ld sessions, %.2f s, "
+		       "%.2f ms per QA\n", minutes[i], minutes[i], s[i].qas, s[i].sessions, wall[i],
+		       1e3 * spq[i]);
 	printf("generate length: 120 min %.2f ms/QA, 10 min %.2f ms/QA, ratio %.2f, "
 	       "target %.1f\n", 1e3 * spq[1], 1e3 * spq[0], spq[1] / spq[0], LENGTH_TARGET);
 	printf("target: generate | seconds per QA, synthetic kitchen 120 min over 10 min "
-	       "(--jobs 2) | %.2f ms/QA (%ld QAs in %.1f s) | %.2f ms/QA (%ld QAs in %.1f s) | "
+	       "(--jobs 2, best of 3 each) | %.2f ms/QA (%ld QAs in %.1f s) | %.2f ms/QA (%ld QAs in %.1f s) | "
 	       "%.2f | <= %.1f | %s\n", 1e3 * spq[1], s[1].qas, wall[1], 1e3 * spq[0],
 	       s[0].qas, wall[0], spq[1] / spq[0], LENGTH_TARGET,
 	       spq[1] / spq[0] <= LENGTH_TARGET ? "PASS" : "FAIL");

@@ -7,8 +7,9 @@
  */
 #include "truth_int.h"
 
-#include <math.h>
 #include <ctype.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include "chain.h"
 #include "err.h"
 #include "jsonfile.h"
+#include "registry.h"
 #include "template.h"
 
 #define CHAIN_TOOL_LIMIT 50 /* orders build_chain lists by default */
@@ -32,21 +34,47 @@ static void note_actions(struct build *b, struct truth *out, size_t first, int k
 		out->note = strdup("brain's action list differs from the actions that follow T");
 }
 
-/* True when descriptions a and b share a content word (4 letters or more, not a stop word). */
 /*
- * Whether a content word of a (4 letters or more, not a stop word) occurs
- * in one of the k texts of lower (lowercased; NULL entries skipped), as
- * strcasestr would find it there: a is read once for all k.
+ * The recording's action words, for the distractor tiers: each action's
+ * content words (4 letters or more, lowercased, not a stop word, cut at 31
+ * letters) as ids into one vocabulary, and how many actions after each
+ * serve the same goal without a break. Made once per recording (the
+ * shared store): a chain QA then reads ids, not descriptions.
  */
-static bool share_word(const char *a, char *const *lower, int k)
+struct chain_words {
+	char **vocab;   /* distinct words */
+	size_t nvocab;
+	size_t *off;    /* per action: its first id; off[nactions] = ids */
+	uint32_t *ids;
+	int *after;     /* per action: goal-run steps after it (0: it ends one, or no goal) */
+};
+
+static void chain_words_free(void *p)
+{
+	struct chain_words *w = p;
+	size_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->nvocab; i++)
+		free(w->vocab[i]);
+	free(w->vocab);
+	free(w->off);
+	free(w->ids);
+	free(w->after);
+	free(w);
+}
+
+/* The content words of a, in order, each at most 31 letters, into cb(w). */
+static int each_word(const char *a, int (*cb)(void *arg, const char *w), void *arg)
 {
 	static const char *const stop[] = { "from", "with", "into", "onto", "back", "the",
 					    "take", "put", NULL };
 	char w[32];
 	const char *p = a;
-	int j;
+	int rc;
 
-	while (*p) {
+	while (p && *p) {
 		size_t n = 0;
 		int s;
 		bool is_stop = false;
@@ -62,27 +90,161 @@ static bool share_word(const char *a, char *const *lower, int k)
 			is_stop = is_stop || !strcmp(w, stop[s]);
 		if (n < 4 || is_stop)
 			continue;
-		for (j = 0; j < k; j++)
-			if (lower[j] && strstr(lower[j], w))
-				return true;
+		rc = cb(arg, w);
+		if (rc)
+			return rc;
 	}
-	return false;
+	return 0;
+}
+
+struct words_build {
+	struct chain_words *w;
+	size_t vcap;    /* vocab capacity */
+	size_t nids, icap;
+	size_t *hash;   /* open addressing: vocab id + 1, 0 empty */
+	size_t hcap;
+};
+
+static uint64_t word_hash(const char *w)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *w; w++)
+		h = (h ^ (unsigned char)*w) * 1099511628211ull;
+	return h;
+}
+
+/* Doubles the hash table of b, rehashing the vocabulary. */
+static int grow_hash(struct words_build *b)
+{
+	size_t ncap = b->hcap ? b->hcap * 2 : 256, i, at;
+	size_t *nh = calloc(ncap, sizeof(*nh));
+
+	if (!nh)
+		return ENG_ENOMEM;
+	for (i = 0; i < b->w->nvocab; i++) {
+		at = word_hash(b->w->vocab[i]) & (ncap - 1);
+		while (nh[at])
+			at = (at + 1) & (ncap - 1);
+		nh[at] = i + 1;
+	}
+	free(b->hash);
+	b->hash = nh;
+	b->hcap = ncap;
+	return 0;
+}
+
+/* Interns w and appends its id to the ids of the action being read. */
+static int add_word(void *arg, const char *w)
+{
+	struct words_build *b = arg;
+	struct chain_words *cw = b->w;
+	size_t at, id;
+	int rc;
+
+	if (cw->nvocab * 2 >= b->hcap) {
+		rc = grow_hash(b);
+		if (rc)
+			return rc;
+	}
+	at = word_hash(w) & (b->hcap - 1);
+	while (b->hash[at] && strcmp(cw->vocab[b->hash[at] - 1], w))
+		at = (at + 1) & (b->hcap - 1);
+	if (b->hash[at]) {
+		id = b->hash[at] - 1;
+	} else {
+		if (cw->nvocab == b->vcap) {
+			size_t ncap = b->vcap ? b->vcap * 2 : 64;
+			char **nv = realloc(cw->vocab, ncap * sizeof(*nv));
+
+			if (!nv)
+				return ENG_ENOMEM;
+			cw->vocab = nv;
+			b->vcap = ncap;
+		}
+		cw->vocab[cw->nvocab] = strdup(w);
+		if (!cw->vocab[cw->nvocab])
+			return ENG_ENOMEM;
+		id = cw->nvocab++;
+		b->hash[at] = id + 1;
+	}
+	if (b->nids == b->icap) {
+		size_t ncap = b->icap ? b->icap * 2 : 256;
+		uint32_t *ni = realloc(cw->ids, ncap * sizeof(*ni));
+
+		if (!ni)
+			return ENG_ENOMEM;
+		cw->ids = ni;
+		b->icap = ncap;
+	}
+	cw->ids[b->nids++] = (uint32_t)id;
+	return 0;
+}
+
+/* tool_shared_get's maker: the recording's chain_words. */
+static int words_make(void *arg, void **data, void (**destroy)(void *data))
+{
+	const struct recording *rec = arg;
+	struct chain_words *cw = calloc(1, sizeof(*cw));
+	struct words_build b;
+	size_t i;
+	int rc = 0;
+
+	if (!cw)
+		return ENG_ENOMEM;
+	memset(&b, 0, sizeof(b));
+	b.w = cw;
+	cw->off = calloc(rec->nactions + 1, sizeof(*cw->off));
+	cw->after = calloc(rec->nactions + 1, sizeof(*cw->after));
+	if (!cw->off || !cw->after)
+		rc = ENG_ENOMEM;
+	for (i = 0; !rc && i < rec->nactions; i++) {
+		cw->off[i] = b.nids;
+		rc = each_word(rec->actions[i].description, add_word, &b);
+	}
+	if (!rc) {
+		cw->off[rec->nactions] = b.nids;
+		for (i = rec->nactions; i-- > 0;) {
+			const char *g = rec->actions[i].goal;
+			const char *h = i + 1 < rec->nactions ? rec->actions[i + 1].goal : NULL;
+
+			cw->after[i] = g && h && !strcmp(g, h) ? cw->after[i + 1] + 1 : 0;
+		}
+	}
+	free(b.hash);
+	if (rc) {
+		chain_words_free(cw);
+		return rc;
+	}
+	*data = cw;
+	*destroy = chain_words_free;
+	return 0;
 }
 
 /*
- * after[i]: how many actions after action i serve the same goal without a
- * break (0: i ends it, or has no goal), for every action, in one pass.
+ * Whether action i's content words occur in one of the k lowercased true
+ * texts (NULL skipped), as strcasestr finds them: each word is looked up
+ * once per QA, its answer kept in memo (0 unknown, 1 no, 2 yes).
  */
-static void steps_after(const struct recording *rec, int *after)
+static bool shares_word(const struct chain_words *cw, size_t i, char *const *lower, int k,
+			unsigned char *memo)
 {
-	size_t i;
+	size_t x;
+	int j;
 
-	for (i = rec->nactions; i-- > 0;) {
-		const char *g = rec->actions[i].goal, *h;
+	for (x = cw->off[i]; x < cw->off[i + 1]; x++) {
+		uint32_t id = cw->ids[x];
 
-		h = i + 1 < rec->nactions ? rec->actions[i + 1].goal : NULL;
-		after[i] = g && h && !strcmp(g, h) ? after[i + 1] + 1 : 0;
+		if (!memo[id]) {
+			memo[id] = 1;
+			for (j = 0; j < k; j++)
+				if (lower[j] && strstr(lower[j], cw->vocab[id]))
+					memo[id] = 2;
+		}
+		if (memo[id] == 2)
+			return true;
 	}
+	return false;
 }
 
 /*
@@ -96,17 +258,17 @@ static void steps_after(const struct recording *rec, int *after)
  * 2, other late steps; tier 3, early steps of the goal (those already done
  * in the clip among them); tier 4, the rest.
  */
-static int distractor_tier(const struct recording *rec, size_t i, const int *after, int k,
-			   const char *goal, char *const *lower)
+static int distractor_tier(const struct recording *rec, const struct chain_words *cw, size_t i,
+			   int k, const char *goal, char *const *lower, unsigned char *memo)
 {
 	const struct rec_action *a = &rec->actions[i];
-	bool same = goal && a->goal && !strcmp(goal, a->goal), late = after[i] < k;
+	bool same = goal && a->goal && !strcmp(goal, a->goal), late = cw->after[i] < k;
 
 	if (same)
 		return late ? 0 : 3;
 	if (!late)
 		return 4;
-	return share_word(a->description, lower, k) ? 1 : 2;
+	return shares_word(cw, i, lower, k, memo) ? 1 : 2;
 }
 
 /* The chain over the future actions, into the ground truth. */
@@ -264,7 +426,10 @@ int truth__chain(struct build *b, struct truth *out)
 	const struct recording *rec = b->rec;
 	const char *truth[ANS_CHAIN_MAX], **pool = NULL, *goal;
 	char *lower[ANS_CHAIN_MAX] = { NULL };
-	int *tiers = NULL, *after = NULL;
+	int *tiers = NULL;
+	struct chain_words *cw = NULL;
+	unsigned char *memo = NULL;
+	bool cw_owned = false;
 	struct chain_result *c = NULL;
 	struct qc_chain *ch = NULL;
 	size_t first = b->clip.first_future, i, npool = 0;
@@ -278,8 +443,16 @@ int truth__chain(struct build *b, struct truth *out)
 	ch = calloc(1, sizeof(*ch));
 	pool = calloc(rec->nactions + 1, sizeof(*pool));
 	tiers = calloc(rec->nactions + 1, sizeof(*tiers));
-	after = calloc(rec->nactions + 1, sizeof(*after));
-	if (!c || !ch || !pool || !tiers || !after) {
+	if (!c || !ch || !pool || !tiers) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	rc = tool_shared_get(b->ctx, "chain-words", words_make, (void *)(uintptr_t)rec,
+			     (void **)&cw, &cw_owned);
+	if (rc)
+		goto out;
+	memo = calloc(cw->nvocab + 1, 1);
+	if (!memo) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -306,10 +479,9 @@ int truth__chain(struct build *b, struct truth *out)
 		for (q = lower[j]; *q; q++)
 			*q = (char)tolower((unsigned char)*q);
 	}
-	steps_after(rec, after);
 	for (i = 0; i < rec->nactions; i++)
 		if ((i < first || i >= first + (size_t)k) && rec->actions[i].description) {
-			tiers[npool] = distractor_tier(rec, i, after, k, goal, lower);
+			tiers[npool] = distractor_tier(rec, cw, i, k, goal, lower, memo);
 			pool[npool++] = rec->actions[i].description;
 		}
 	rc = qc_chain_candidates(truth, k, pool, tiers, npool, out->id, 0, &b->p->qc, ch);
@@ -344,7 +516,9 @@ out:
 	cJSON_Delete(ans);
 	free(pool);
 	free(tiers);
-	free(after);
+	free(memo);
+	if (cw_owned)
+		chain_words_free(cw);
 	free(ch);
 	free(c);
 	return rc;
