@@ -214,8 +214,11 @@ struct qtext {
 	short off[QT_TOK];
 	short len[QT_TOK];
 	bool isnum[QT_TOK];
+	bool stop[QT_TOK];  /* the token is a stop word (is_stop) */
 	float num[QT_TOK];
 };
+
+static bool word_is_stop(const char *w, size_t wl);
 
 static void qt_push(struct qtext *q, const char *w, size_t wl, bool isnum, double v)
 {
@@ -234,6 +237,7 @@ static void qt_push(struct qtext *q, const char *w, size_t wl, bool isnum, doubl
 	q->off[q->ntok] = (short)at;
 	q->len[q->ntok] = (short)wl;
 	q->isnum[q->ntok] = isnum;
+	q->stop[q->ntok] = word_is_stop(w, wl);
 	q->num[q->ntok] = (float)v;
 	q->ntok++;
 }
@@ -547,14 +551,20 @@ static const char *const stopwords[] = {
 	"hand", "hands", "deg", "m", "way", "most", "likely", "s", NULL,
 };
 
-static bool is_stop(const struct qtext *q, int i)
+static bool word_is_stop(const char *w, size_t wl)
 {
 	int k;
 
 	for (k = 0; stopwords[k]; k++)
-		if (tok_is(q, i, stopwords[k]))
+		if (strlen(stopwords[k]) == wl && !memcmp(stopwords[k], w, wl))
 			return true;
 	return false;
+}
+
+/* Token i of q is a stop word: decided once, when the token was read. */
+static bool is_stop(const struct qtext *q, int i)
+{
+	return q->stop[i];
 }
 
 /* Share of the option's distinct content tokens that occur in the question. */
