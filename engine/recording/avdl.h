@@ -51,6 +51,7 @@
 	X(AVDL_SCALE, sws_scale) X(AVDL_SCALE, sws_setColorspaceDetails)
 
 struct avdl_fns {
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): fn names the field, not an expression */
 #define AVDL_FIELD(lib, fn) __typeof__(fn) *fn;
 	AVDL_FUNCS(AVDL_FIELD)
 #undef AVDL_FIELD
