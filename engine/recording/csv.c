@@ -434,9 +434,9 @@ int csv_i64(const struct csv *c, size_t col, int64_t *out)
 		int64_t m = 0;
 		int nd = 0;
 
-		for (; *p >= '0' && *p <= '9' && nd < 19; p++, nd++)
+		for (; *p >= '0' && *p <= '9' && nd < 18; p++, nd++)
 			m = m * 10 + (*p - '0');
-		if (!*p && nd >= 1 && nd <= 18) {
+		if (!*p && nd >= 1) {
 			*out = *s == '-' ? -m : m;
 			return 0;
 		}
