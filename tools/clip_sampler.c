@@ -1175,6 +1175,93 @@ static void strat_down(struct strat_ent *h, size_t n, size_t k)
 }
 
 /*
+ * The greedy over groups: candidates whose classes agree in every field
+ * always cost the same, and of such a group the earliest in the shuffle
+ * not yet taken is the one the greedy would take, so each step compares
+ * the groups' fronts instead of the candidates (the same picks as the
+ * heap below). False, having done nothing, when there are more than
+ * STRAT_GROUPS groups.
+ */
+#define STRAT_GROUPS 1024
+
+static bool strat_by_group(unsigned (*cls)[STRAT_FIELDS], size_t pool, int nf, size_t head,
+			   unsigned (*cnt)[STRAT_BUCKETS], const size_t *v, size_t *picked,
+			   bool *taken, size_t *np)
+{
+	uint32_t *key = malloc(pool * sizeof(*key)), gkey[STRAT_GROUPS];
+	size_t *gof = malloc(pool * sizeof(*gof)), *mem = malloc(pool * sizeof(*mem));
+	size_t off[STRAT_GROUPS + 1], pos[STRAT_GROUPS], ng = 0, i, g, p = 0;
+	uint16_t slot[2 * STRAT_GROUPS]; /* open addressing: group + 1, 0 empty */
+	bool ok = false;
+	int f;
+
+	if (!key || !gof || !mem)
+		goto out;
+	memset(slot, 0, sizeof(slot));
+	for (i = 0; i < pool; i++) {
+		size_t at;
+
+		key[i] = 0;
+		for (f = 0; f < nf; f++)
+			key[i] |= (uint32_t)cls[i][f] << (6 * f);
+		at = (size_t)((key[i] * 2654435761u) >> 21) & (2 * STRAT_GROUPS - 1);
+		while (slot[at] && gkey[slot[at] - 1] != key[i])
+			at = (at + 1) & (2 * STRAT_GROUPS - 1);
+		if (!slot[at]) {
+			if (ng == STRAT_GROUPS)
+				goto out;
+			gkey[ng++] = key[i];
+			slot[at] = (uint16_t)ng;
+		}
+		gof[i] = slot[at] - 1u;
+	}
+	memset(off, 0, sizeof(off));
+	for (i = 0; i < pool; i++)
+		off[gof[i] + 1]++;
+	for (g = 0; g < ng; g++) {
+		off[g + 1] += off[g];
+		pos[g] = off[g];
+	}
+	for (i = 0; i < pool; i++)
+		mem[pos[gof[i]]++] = i; /* in shuffle order within a group */
+	for (g = 0; g < ng; g++)
+		pos[g] = off[g];
+	while (p < head) {
+		unsigned long best_cost = 0;
+		size_t best = SIZE_MAX, bg = 0, k;
+
+		for (g = 0; g < ng; g++) {
+			unsigned long cost = 0;
+			size_t at;
+
+			if (pos[g] == off[g + 1])
+				continue;
+			at = mem[pos[g]];
+			for (f = 0; f < nf; f++)
+				cost += cnt[f][cls[at][f]];
+			if (best == SIZE_MAX || cost < best_cost || (cost == best_cost && at < best)) {
+				best = at;
+				best_cost = cost;
+				bg = g;
+			}
+		}
+		k = best;
+		pos[bg]++;
+		picked[p++] = v[k];
+		taken[k] = true;
+		for (f = 0; f < nf; f++)
+			cnt[f][cls[k][f]]++;
+	}
+	*np = p;
+	ok = true;
+out:
+	free(key);
+	free(gof);
+	free(mem);
+	return ok;
+}
+
+/*
  * The greedy: each next position takes the pool candidate of least cost
  * (the picks so far sharing its classes, summed over the fields), ties to
  * the earlier in the shuffle. Costs only grow as picks are made, so a
@@ -1211,6 +1298,8 @@ static int stratify(const struct recording *rec, const struct clip_list *l, stru
 		h[i].i = i;
 	}
 	n = pool;
+	if (strat_by_group(cls, pool, nf, head, cnt, o->v, picked, taken, &p))
+		n = 0; /* done: the heap is not needed */
 	while (p < head) {
 		unsigned long cost = 0;
 		size_t k = h[0].i;
