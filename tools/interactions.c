@@ -88,33 +88,33 @@ static void time_pos(const struct rec_object *o, const struct pose_sample *s,
 	pose_apply(&p, o->local_c, out);
 }
 
-/* Largest distance from p_k over (t_k, t_k + win], interpolated at the window end. */
-static double reach(const struct rec_object *o, const struct pose_sample *s,
-		    size_t n, size_t k, int64_t win, double over, size_t *first_over)
+/*
+ * Whether the object gets farther than `over` from p_k within (t_k,
+ * t_k + win] (the samples, then the position interpolated at the window
+ * end), and in *first_over the first sample that does (SIZE_MAX: none).
+ * pos holds every sample's box centre.
+ */
+static bool reach_exceeds(const struct rec_object *o, const struct pose_sample *s,
+			  vec3 *pos, size_t n, size_t k, int64_t win, double over,
+			  size_t *first_over)
 {
-	vec3 pk = { 0 }, q = { 0 };
-	double best = 0, dd;
+	vec3 q = { 0 };
 	size_t m;
 
-	sample_pos(o, &s[k], pk);
 	*first_over = SIZE_MAX;
-	for (m = k + 1; m < n && s[m].t_ns - s[k].t_ns <= win; m++) {
-		sample_pos(o, &s[m], q);
-		dd = glm_vec3_distance(pk, q);
-		if (dd > best)
-			best = dd;
-		if (dd > over && *first_over == SIZE_MAX)
+	for (m = k + 1; m < n && s[m].t_ns - s[k].t_ns <= win; m++)
+		if ((double)glm_vec3_distance(pos[k], pos[m]) > over) {
 			*first_over = m;
-	}
+			return true;
+		}
 	if (m < n) { /* the window ends between two samples */
 		time_pos(o, s, n, s[k].t_ns + win, q);
-		dd = glm_vec3_distance(pk, q);
-		if (dd > best)
-			best = dd;
-		if (dd > over && *first_over == SIZE_MAX)
+		if ((double)glm_vec3_distance(pos[k], q) > over) {
 			*first_over = m;
+			return true;
+		}
 	}
-	return best;
+	return false;
 }
 
 /*
@@ -122,7 +122,8 @@ static double reach(const struct rec_object *o, const struct pose_sample *s,
  * object gets more than move_m from p_i within the window; its start is
  * the last sample before the first one farther than the rest tolerance
  * from p_i. It ends at the first sample e from which the object stays
- * within the rest tolerance for a whole window.
+ * within the rest tolerance for a whole window. The samples' box centres
+ * are computed once.
  */
 static int scan_object(struct motion_cache *c, const struct recording *rec,
 		       size_t oi)
@@ -132,33 +133,37 @@ static int scan_object(struct motion_cache *c, const struct recording *rec,
 	size_t n = o->pose_count, i = 0, m, e, dummy;
 	double eps = c->move_m * REST_FRACTION;
 	struct motion_seg seg;
-	vec3 a, b;
-	int rc;
+	vec3 *pos = malloc((n ? n : 1) * sizeof(*pos));
+	int rc = 0;
 
+	if (!pos)
+		return ENG_ENOMEM;
+	for (i = 0; i < n; i++)
+		sample_pos(o, &s[i], pos[i]);
+	i = 0;
 	while (i + 1 < n) {
-		if (reach(o, s, n, i, c->window_ns, c->move_m, &dummy) <= c->move_m) {
+		if (!reach_exceeds(o, s, pos, n, i, c->window_ns, c->move_m, &dummy)) {
 			i++;
 			continue;
 		}
-		reach(o, s, n, i, c->window_ns, eps, &m);
+		reach_exceeds(o, s, pos, n, i, c->window_ns, eps, &m);
 		if (m == SIZE_MAX) /* cannot happen: move_m > eps was exceeded */
 			m = i + 1;
 		e = m;
-		while (e + 1 < n && reach(o, s, n, e, c->window_ns, eps, &dummy) > eps)
+		while (e + 1 < n && reach_exceeds(o, s, pos, n, e, c->window_ns, eps, &dummy))
 			e++;
 		seg.obj = oi;
 		seg.start_ns = s[m - 1].t_ns;
 		seg.end_ns = s[e].t_ns;
 		seg.onset_seen = m - 1 > 0;
-		sample_pos(o, &s[m - 1], a);
-		sample_pos(o, &s[e], b);
-		glm_vec3_sub(b, a, seg.disp);
+		glm_vec3_sub(pos[e], pos[m - 1], seg.disp);
 		rc = seg_push(c, &seg);
 		if (rc)
-			return rc;
+			break;
 		i = e > i ? e : i + 1;
 	}
-	return 0;
+	free(pos);
+	return rc;
 }
 
 static int cmp_seg(const void *pa, const void *pb)
