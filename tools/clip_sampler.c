@@ -43,6 +43,7 @@
 #include "banned.h"
 #include "bev.h"
 #include "err.h"
+#include "hash.h"
 #include "registry.h"
 #include "rng.h"
 #include "gaze.h"
@@ -1424,11 +1425,8 @@ static int stratified(struct tool_ctx *ctx, const struct clip_list *l, uint64_t 
 {
 	struct shared_order key, *so = NULL;
 	struct order_make m;
-	uint64_t h = 1469598103934665603ull;
-	const unsigned char *b;
 	char name[64];
 	bool owned;
-	size_t i;
 	int rc;
 
 	memset(&key, 0, sizeof(key));
@@ -1439,10 +1437,9 @@ static int stratified(struct tool_ctx *ctx, const struct clip_list *l, uint64_t 
 	key.seed = seed;
 	key.t0 = t0;
 	key.t1 = t1;
-	b = (const unsigned char *)&key;
-	for (i = 0; i < offsetof(struct shared_order, v); i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	snprintf(name, sizeof(name), "clips-order/%016llx", (unsigned long long)h);
+	snprintf(name, sizeof(name), "clips-order/%016llx",
+		 (unsigned long long)hash_fnv1a(HASH_FNV_BASIS, &key,
+						offsetof(struct shared_order, v)));
 	m.rec = tool_ctx_rec(ctx);
 	m.l = l;
 	m.key = &key;

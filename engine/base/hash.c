@@ -81,3 +81,20 @@ int hash_hex(const void *data, size_t len, char out[HASH_HEX_LEN + 1])
 	}
 	return hash_finish(h, out);
 }
+
+uint64_t hash_fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+uint64_t hash_fnv1a_str(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}

@@ -2,12 +2,14 @@
 /*
  * SHA-256 digests as lowercase hex, over OpenSSL's EVP interface (the
  * library libcurl already pulls in). Used for QA ids, request-cache keys
- * and export manifests.
+ * and export manifests. And FNV-1a, a fast non-cryptographic hash for hash
+ * tables and the names of cached values.
  */
 #ifndef HASH_H
 #define HASH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define HASH_HEX_LEN 64
 
@@ -34,5 +36,14 @@ void hash_free(struct hash *h);
 
 /* One-shot SHA-256 of a buffer into out (65 bytes). Returns 0 or an error. */
 int hash_hex(const void *data, size_t len, char out[HASH_HEX_LEN + 1]);
+
+/* FNV-1a's offset basis: the h to start a hash_fnv1a() chain with. */
+#define HASH_FNV_BASIS 1469598103934665603ull
+
+/* FNV-1a of len bytes, continuing from h. Can't fail. */
+uint64_t hash_fnv1a(uint64_t h, const void *data, size_t len);
+
+/* FNV-1a of the bytes of s (without the NUL), continuing from h. Can't fail. */
+uint64_t hash_fnv1a_str(uint64_t h, const char *s);
 
 #endif /* HASH_H */

@@ -9,6 +9,7 @@
 
 #include "banned.h"
 #include "err.h"
+#include "hash.h"
 
 struct keybal_label {
 	uint64_t h;
@@ -18,11 +19,7 @@ struct keybal_label {
 
 static uint64_t label_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return hash_fnv1a_str(HASH_FNV_BASIS, s);
 }
 
 void keybal_init(struct keybal *k, double cap, unsigned fields)

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "chain.h"
 #include "err.h"
+#include "hash.h"
 #include "jsonfile.h"
 #include "registry.h"
 #include "template.h"
@@ -105,15 +106,6 @@ struct words_build {
 	size_t hcap;
 };
 
-static uint64_t word_hash(const char *w)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *w; w++)
-		h = (h ^ (unsigned char)*w) * 1099511628211ull;
-	return h;
-}
-
 /* Doubles the hash table of b, rehashing the vocabulary. */
 static int grow_hash(struct words_build *b)
 {
@@ -123,7 +115,7 @@ static int grow_hash(struct words_build *b)
 	if (!nh)
 		return ENG_ENOMEM;
 	for (i = 0; i < b->w->nvocab; i++) {
-		at = word_hash(b->w->vocab[i]) & (ncap - 1);
+		at = hash_fnv1a_str(HASH_FNV_BASIS, b->w->vocab[i]) & (ncap - 1);
 		while (nh[at])
 			at = (at + 1) & (ncap - 1);
 		nh[at] = i + 1;
@@ -147,7 +139,7 @@ static int add_word(void *arg, const char *w)
 		if (rc)
 			return rc;
 	}
-	at = word_hash(w) & (b->hcap - 1);
+	at = hash_fnv1a_str(HASH_FNV_BASIS, w) & (b->hcap - 1);
 	while (b->hash[at] && strcmp(cw->vocab[b->hash[at] - 1], w))
 		at = (at + 1) & (b->hcap - 1);
 	if (b->hash[at]) {

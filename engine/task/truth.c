@@ -486,13 +486,7 @@ static int prior_make_fn(void *arg, void **data, void (**destroy)(void *data))
 /* FNV-1a of the discretisation settings, for the shared prior's name. */
 static uint64_t disc_hash(const struct disc_params *d)
 {
-	const unsigned char *p = (const unsigned char *)d;
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < sizeof(*d); i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h;
+	return hash_fnv1a(HASH_FNV_BASIS, d, sizeof(*d));
 }
 
 /* The cached prior of b's group, built on first use; *out NULL for a group without one. */
