@@ -153,24 +153,14 @@ static int fixations_make(void *arg, void **data, void (**destroy)(void *data))
 int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out)
 {
 	struct gaze_fixations *f = tool_ctx_slot(ctx, TOOL_SLOT_GAZE);
-	bool owned;
-	int rc;
+	int rc = 0;
 
-	if (f) {
+	if (!f)
+		rc = tool_shared_slot(ctx, TOOL_SLOT_GAZE, "gaze-fixations", fixations_make, ctx,
+				      fixations_free, (void **)&f);
+	if (!rc)
 		*out = f;
-		return 0;
-	}
-	rc = tool_shared_get(ctx, "gaze-fixations", fixations_make, ctx, (void **)&f, &owned);
-	if (rc)
-		return rc;
-	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_GAZE, f, owned ? fixations_free : NULL);
-	if (rc) {
-		if (owned)
-			fixations_free(f);
-		return rc;
-	}
-	*out = f;
-	return 0;
+	return rc;
 }
 
 /* ======================= cast_gaze ======================= */

@@ -250,7 +250,6 @@ static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
 	struct motion_cache *c = tool_ctx_slot(ctx, TOOL_SLOT_MOTION);
 	struct motion_make m = { tool_ctx_rec(ctx), move_m, win };
 	char key[96];
-	bool owned;
 	int rc;
 
 	if (c && c->move_m == move_m && c->window_ns == win) {
@@ -258,17 +257,11 @@ static int motion_segments(struct tool_ctx *ctx, double move_m, int64_t win,
 		return 0;
 	}
 	snprintf(key, sizeof(key), "motion/%.17g/%lld", move_m, (long long)win);
-	rc = tool_shared_get(ctx, key, motion_make_fn, &m, (void **)&c, &owned);
-	if (rc)
-		return rc;
-	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_MOTION, c, owned ? motion_cache_free : NULL);
-	if (rc) {
-		if (owned)
-			motion_cache_free(c);
-		return rc;
-	}
-	*out = c;
-	return 0;
+	rc = tool_shared_slot(ctx, TOOL_SLOT_MOTION, key, motion_make_fn, &m, motion_cache_free,
+			      (void **)&c);
+	if (!rc)
+		*out = c;
+	return rc;
 }
 
 /* ======================= Events ======================= */

@@ -401,6 +401,27 @@ int tool_ctx_set_slot(struct tool_ctx *ctx, enum tool_slot slot, void *data,
 	return 0;
 }
 
+int tool_shared_slot(struct tool_ctx *ctx, enum tool_slot slot, const char *key,
+		     int (*make)(void *arg, void **data, void (**destroy)(void *data)),
+		     void *arg, void (*destroy)(void *data), void **out)
+{
+	void *data = NULL;
+	bool owned;
+	int rc;
+
+	rc = tool_shared_get(ctx, key, make, arg, &data, &owned);
+	if (rc)
+		return rc;
+	rc = tool_ctx_set_slot(ctx, slot, data, owned ? destroy : NULL);
+	if (rc) {
+		if (owned)
+			destroy(data);
+		return rc;
+	}
+	*out = data;
+	return 0;
+}
+
 int tool__reject(struct tool_ctx *ctx, const char *path, const char *fmt, ...)
 {
 	char msg[512];

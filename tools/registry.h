@@ -209,6 +209,16 @@ int tool_shared_get(struct tool_ctx *ctx, const char *key,
 		    int (*make)(void *arg, void **data, void (**destroy)(void *data)),
 		    void *arg, void **data, bool *owned);
 
+/*
+ * tool_shared_get() into slot of ctx: the value made once per store (the
+ * slot borrows it) or, without a store, made here (the slot owns it and
+ * frees it with destroy, the destructor make gives). *out is the value.
+ * Returns 0 or make's error; the slot is unchanged on failure.
+ */
+int tool_shared_slot(struct tool_ctx *ctx, enum tool_slot slot, const char *key,
+		     int (*make)(void *arg, void **data, void (**destroy)(void *data)),
+		     void *arg, void (*destroy)(void *data), void **out);
+
 /* ======================= Calling ======================= */
 
 /*

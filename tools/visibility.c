@@ -233,18 +233,10 @@ int visibility_timeline_range(struct tool_ctx *ctx, size_t k0, size_t k1,
 	if (rc)
 		return rc;
 	if (!tl) {
-		bool owned;
-
-		rc = tool_shared_get(ctx, "visibility-timeline", timeline_make,
-				     (void *)(uintptr_t)tool_ctx_rec(ctx), (void **)&tl, &owned);
+		rc = tool_shared_slot(ctx, TOOL_SLOT_VISIBILITY, "visibility-timeline", timeline_make,
+				      (void *)(uintptr_t)tool_ctx_rec(ctx), timeline_free, (void **)&tl);
 		if (rc)
 			return rc;
-		rc = tool_ctx_set_slot(ctx, TOOL_SLOT_VISIBILITY, tl, owned ? timeline_free : NULL);
-		if (rc) {
-			if (owned)
-				timeline_free(tl);
-			return rc;
-		}
 	}
 	if (k1 > tl->nframes)
 		k1 = tl->nframes;
