@@ -2,8 +2,9 @@
 /*
  * I-VT fixation detection over gaze rays in one streaming pass: two tight
  * inner loops (fast pairs, then a run of slow ones with its sums kept in
- * registers) and the velocity limits computed 16 pairs at a time by a
- * vectorised copy of chord2() (SSE2, or AVX2 when the CPU has it).
+ * registers), each pair's velocity decided by a bracket of dts whose
+ * limits are known, the exact limit computed only for the rare pair the
+ * bracket cannot decide.
  */
 #include "fixation.h"
 
@@ -59,52 +60,12 @@ static inline double chord2(double rad)
 	return 4.0 * s * s;
 }
 
-/*
- * Limits for a block of FIX_BLOCK pairs: the squared chord limit of each
- * pair's dt, computed as chord2() does, operation for operation, so that
- * every value is bitwise (float)chord2(w * dt): the Taylor branch as a
- * straight loop the compiler vectorizes, then the lanes outside it
- * (x >= 0.25, or rad >= pi) redone one by one.
- */
-#define FIX_BLOCK 16
-
 #if defined(__GNUC__)
 #define FIX_INLINE static inline __attribute__((always_inline))
+#define FIX_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define FIX_INLINE static inline
-#endif
-
-FIX_INLINE void limits_body(const double *rad, float *lim)
-{
-	int k;
-
-	for (k = 0; k < FIX_BLOCK; k++) {
-		double x = 0.5 * rad[k], x2 = x * x;
-		/* clang-format off */
-		double s = x * (1 - x2 * (1.0 / 6) * (1 - x2 * (1.0 / 20) *
-			(1 - x2 * (1.0 / 42) * (1 - x2 * (1.0 / 72)))));
-		/* clang-format on */
-
-		lim[k] = (float)(4.0 * s * s);
-	}
-	for (k = 0; k < FIX_BLOCK; k++)
-		if (!(0.5 * rad[k] < 0.25))
-			lim[k] = (float)chord2(rad[k]);
-}
-
-static void limits_sse2(const double *rad, float *lim)
-{
-	limits_body(rad, lim);
-}
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define FIX_AVX2 1
-__attribute__((target("avx2"))) static void limits_avx2(const double *rad, float *lim)
-{
-	limits_body(rad, lim);
-}
-#else
-#define FIX_AVX2 0
+#define FIX_UNLIKELY(x) (x)
 #endif
 
 /* A candidate or pending fixation while streaming. */
@@ -223,75 +184,78 @@ static bool params_ok(const struct fixation_params *p)
 }
 
 /*
- * The limits of the pairs (base + k - 1, base + k), k < FIX_BLOCK, read
- * ahead of the detector loop. A block whose pairs all have the dt of the
- * last one computed reuses its limit, so a constant rate costs one
- * chord2() per call.
+ * The velocity limit of a pair is the squared chord (float)chord2(w * dt)
+ * of its dt, which grows with dt. The detector keeps a bracket of dts
+ * [dlo, dhi] and the limits of its ends, widened by two float steps
+ * (more than any rounding of chord2 can make it go backwards), so that
+ * a pair whose dt lies in the bracket is slow when its squared chord is
+ * below llo and fast when it is at or above lhi, without computing its
+ * limit; only a pair in between, or one whose dt falls outside the
+ * bracket, computes it (limit_exact), and the bracket then widens to
+ * take that dt in while it stays within 1/8 of its low end, or starts
+ * again from it. A constant rate makes the bracket one dt wide with no
+ * pair in between; jittered times (+-20 us at 1 kHz) a few percent wide,
+ * with almost no squared chord that close to its limit.
  */
 struct limits {
-	const char *tp; /* times */
-	size_t ts, n;   /* their stride and count */
-	double w;       /* threshold, rad per ns */
-	void (*kernel)(const double *rad, float *lim);
-	uint64_t last_dt; /* dt of the last limit computed, 0 = none */
-	float last_lim;   /* that limit */
-	size_t base;      /* first sample of the block */
-	_Alignas(64) float lim[FIX_BLOCK];
-	_Alignas(64) double rad[FIX_BLOCK];
+	double w;         /* threshold, rad per ns */
+	uint64_t dlo, dhi; /* the bracket of dts, ns */
+	float llo, lhi;   /* the limits of its ends, two float steps out */
 };
 
-static void refill(struct limits *lb, size_t i)
+static float limit_of(const struct limits *lb, uint64_t dt)
 {
-	uint64_t dt[FIX_BLOCK];
-	int64_t prev, t;
-	bool same = true;
-	int k;
+	return (float)chord2(lb->w * (double)dt);
+}
 
-	memcpy(&prev, lb->tp + (i - 1) * lb->ts, sizeof(prev));
-	for (k = 0; k < FIX_BLOCK; k++) {
-		size_t j = i + (size_t)k < lb->n ? i + (size_t)k : lb->n - 1;
+static float steps_down(float x)
+{
+	return nextafterf(nextafterf(x, -INFINITY), -INFINITY);
+}
 
-		memcpy(&t, lb->tp + j * lb->ts, sizeof(t));
-		dt[k] = span(prev, t);
-		prev = t;
-		same = same && dt[k] == lb->last_dt;
+static float steps_up(float x)
+{
+	return nextafterf(nextafterf(x, INFINITY), INFINITY);
+}
+
+/* Starts the bracket at the single dt. */
+static void limits_reset(struct limits *lb, uint64_t dt)
+{
+	float l = limit_of(lb, dt);
+
+	lb->dlo = lb->dhi = dt;
+	lb->llo = steps_down(l);
+	lb->lhi = steps_up(l);
+}
+
+/*
+ * The exact answer for a pair of dt with squared chord e2, for the pairs
+ * the bracket cannot decide; takes dt into the bracket.
+ */
+static bool limit_exact(struct limits *lb, uint64_t dt, float e2)
+{
+	float l = limit_of(lb, dt);
+
+	if (dt < lb->dlo) {
+		if (lb->dhi - dt <= dt / 8) {
+			lb->dlo = dt;
+			lb->llo = steps_down(l);
+		} else {
+			limits_reset(lb, dt);
+		}
+	} else if (dt > lb->dhi) {
+		if (dt - lb->dlo <= lb->dlo / 8) {
+			lb->dhi = dt;
+			lb->lhi = steps_up(l);
+		} else {
+			limits_reset(lb, dt);
+		}
 	}
-	lb->base = i;
-	if (same) {
-		for (k = 0; k < FIX_BLOCK; k++)
-			lb->lim[k] = lb->last_lim;
-		return;
-	}
-	for (k = 0; k < FIX_BLOCK; k++)
-		lb->rad[k] = lb->w * (double)dt[k];
-	lb->kernel(lb->rad, lb->lim);
-	lb->last_dt = dt[FIX_BLOCK - 1];
-	lb->last_lim = lb->lim[FIX_BLOCK - 1];
+	return e2 < l;
 }
 
 /* Zero origins for an input without them (read with stride 0). */
 static const float zero_origin[3] = { 0, 0, 0 };
-
-/*
- * Sets up lb over the times of in for the threshold of p, with the widest
- * limits kernel this CPU runs, and nothing computed yet.
- */
-static void limits_init(struct limits *lb, const struct fixation_input *in,
-			const struct fixation_params *p)
-{
-	lb->tp = (const char *)in->t_ns;
-	lb->ts = in->t_stride;
-	lb->n = in->n;
-	lb->w = p->max_velocity_dps * POSE_DEG2RAD * 1e-9; /* rad per ns */
-	lb->kernel = limits_sse2;
-#if FIX_AVX2
-	if (__builtin_cpu_supports("avx2"))
-		lb->kernel = limits_avx2;
-#endif
-	lb->last_dt = 0;
-	lb->last_lim = 0;
-	lb->base = 0;
-}
 
 /* An empty output array of cap entries at out, for the samples of in. */
 static void sink_init(struct sink *s, const struct fixation_params *p,
@@ -308,14 +272,16 @@ static void sink_init(struct sink *s, const struct fixation_params *p,
 /*
  * Reads sample i into t, x, y, z (stopping with ENG_EINVAL when its time
  * does not increase) and tells whether the pair (i - 1, i) is slow: its
- * squared chord below the limit for its dt. A macro over the locals of
- * detect_runs(), so that they stay in registers.
+ * squared chord below the limit for its dt, decided by the bracket of
+ * struct limits where it can. A macro over the locals of detect_runs(),
+ * so that they stay in registers.
  */
 /* clang-format off */
 #define FIX_READ(on_error)                                                    \
 	do {                                                                  \
 		const float *d_ = (const float *)(const void *)(dp + i * ds); \
-		float ex_, ey_, ez_;                                          \
+		float ex_, ey_, ez_, e2_;                                     \
+		uint64_t dt_;                                                 \
 									      \
 		FIX_PREFETCH_AT(i);                                           \
 		memcpy(&t, tp + i * ts, sizeof(t));                           \
@@ -323,16 +289,18 @@ static void sink_init(struct sink *s, const struct fixation_params *p,
 			rc = ENG_EINVAL;                                      \
 			on_error;                                             \
 		}                                                             \
-		if (i - lb.base >= FIX_BLOCK)                                 \
-			refill(&lb, i);                                       \
-		lim = lb.lim[i - lb.base];                                    \
+		dt_ = span(prev_t, t);                                        \
 		x = d_[0];                                                    \
 		y = d_[1];                                                    \
 		z = d_[2];                                                    \
 		ex_ = x - px;                                                 \
 		ey_ = y - py;                                                 \
 		ez_ = z - pz;                                                 \
-		slow = ex_ * ex_ + ey_ * ey_ + ez_ * ez_ < lim;               \
+		e2_ = ex_ * ex_ + ey_ * ey_ + ez_ * ez_;                      \
+		slow = e2_ < lb.llo;                                          \
+		if (FIX_UNLIKELY(dt_ - lb.dlo > lb.dhi - lb.dlo ||            \
+				 (!slow && e2_ < lb.lhi)))                    \
+			slow = limit_exact(&lb, dt_, e2_);                    \
 	} while (0)
 /* clang-format on */
 
@@ -357,7 +325,7 @@ FIX_INLINE int detect_runs(struct sink *s, const struct fixation_input *in,
 	size_t ts, ds, os, n, i, a;
 	double merge_c2;
 	int64_t prev_t, t = 0;
-	float px, py, pz, x = 0, y = 0, z = 0, lim = 0;
+	float px, py, pz, x = 0, y = 0, z = 0;
 	int rc = 0;
 
 	merge_c2 = chord2(p->merge_angle_deg * (M_PI / 180.0));
@@ -369,13 +337,14 @@ FIX_INLINE int detect_runs(struct sink *s, const struct fixation_input *in,
 	ds = in->d_stride;
 	op = in->o ? (const char *)in->o : (const char *)zero_origin;
 	os = in->o ? in->o_stride : 0;
-	limits_init(&lb, in, p);
+	lb.w = p->max_velocity_dps * POSE_DEG2RAD * 1e-9; /* rad per ns */
 	memcpy(&prev_t, tp, sizeof(prev_t));
 	px = ((const float *)(const void *)dp)[0];
 	py = ((const float *)(const void *)dp)[1];
 	pz = ((const float *)(const void *)dp)[2];
 	i = 1;
-	refill(&lb, 1);
+	memcpy(&t, tp + ts, sizeof(t));
+	limits_reset(&lb, span(prev_t, t));
 	for (;;) {
 		double sx, sy, sz, ox, oy, oz;
 		const float *o;

@@ -999,7 +999,7 @@ static bool boundary_pair(float lim, int step, float *pa, float *pb)
  * Pairs exactly at the limit are fast, one float step inside are slow:
  * a stream of 300 samples alternating (0, 0, 1) with an exact-limit
  * direction, then 300 with a just-inside one, at a constant rate and with
- * two alternating dts (so that the limit kernel runs). Any limit one step
+ * two alternating dts (a bracket two dts wide). Any limit one step
  * off changes the answer; both detectors must agree with each other and
  * with the expectation (one fixation, the second half).
  */
@@ -1054,6 +1054,64 @@ static void test_reference_boundary(void **state)
 	free(g);
 }
 
+/*
+ * Jittered times with every pair on its own limit: 2,000 samples whose
+ * dts are drawn from MS +- 20 us (and now and then a jump to 3 MS or
+ * back, so that the bracket of dts the detector keeps has to widen and
+ * start again), alternating (0, 0, 1) with a direction exactly at the
+ * limit of that pair's dt (first half: fast) or one float step inside
+ * it (second half: slow). The limit of one dt differs from its
+ * neighbours' by a few float steps only, so a pair decided from a limit
+ * of another dt, or one step off, changes the answer: one fixation,
+ * exactly the second half, and the reference's bytes.
+ */
+static void test_reference_boundary_jitter(void **state)
+{
+	const double w = 30.0 * POSE_DEG2RAD * 1e-9;
+	const size_t n = 2000;
+	struct gaze *g = calloc(n, sizeof(*g));
+	struct fixation out[4];
+	struct fixation_input in;
+	uint64_t s = 2026;
+	size_t nf = 0, i;
+	int64_t dt = MS;
+
+	(void)state;
+	assert_non_null(g);
+	memset(g, 0, n * sizeof(*g));
+	g[0].t_ns = T0;
+	g[0].d[2] = 1;
+	for (i = 1; i < n; i += 2) {
+		float a, b;
+		int half = i >= n / 2;
+
+		/* samples i and i + 1 share the dt of pair (i - 1, i) */
+		if (i % 97 == 1)
+			dt = dt == MS ? 3 * MS : MS;
+		else
+			dt = (dt >= 2 * MS ? 3 * MS : MS) +
+			     (int64_t)(rng_next64(&s) % 40001) - 20000;
+		assert_true(boundary_pair((float)ref_chord2(w * (double)dt), half ? -1 : 0,
+					  &a, &b));
+		g[i].t_ns = g[i - 1].t_ns + dt;
+		g[i].d[0] = a;
+		g[i].d[1] = b;
+		g[i].d[2] = 1;
+		if (i + 1 < n) {
+			g[i + 1].t_ns = g[i].t_ns + dt;
+			g[i + 1].d[2] = 1;
+		}
+	}
+	in = view(g, n);
+	in.o = NULL;
+	same_as_reference(&in, NULL, 4, NULL);
+	assert_int_equal(fixation_detect(&in, NULL, out, 4, &nf), 0);
+	assert_int_equal(nf, 1);
+	assert_int_equal(out[0].i_start, n / 2);
+	assert_int_equal(out[0].i_end, n - 1);
+	free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1066,6 +1124,7 @@ int main(void)
 		cmocka_unit_test(test_reference_errors),
 		cmocka_unit_test(test_reference_hits),
 		cmocka_unit_test(test_reference_boundary),
+		cmocka_unit_test(test_reference_boundary_jitter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
