@@ -81,6 +81,18 @@ struct run {
 	char errmsg[512];
 	struct held *held;          /* regenerate: results written at the end */
 	size_t nheld, capheld;
+	/*
+	 * The open batch of written results (group commit): committed when it
+	 * holds GROUP_COMMIT_RESULTS, is GROUP_COMMIT_S old, or the run ends;
+	 * its figures join the totals when it commits.
+	 */
+	bool group_commit;          /* no brain writes the store (no response cache) */
+	bool tx_open;
+	int tx_results;
+	double tx_t0;
+	struct gen_totals tx_d;
+	size_t tx_rec;              /* the last stream written, for the progress hook */
+	int tx_group;
 };
 
 struct worker {
@@ -418,6 +430,15 @@ static int defer(struct stream *s, struct agent_result *res)
 	return 0;
 }
 
+/*
+ * Results written per commit, and the longest a batch stays open. A commit
+ * is a WAL append and, every thousand pages, a checkpoint; under the run's
+ * lock, one per session was a quarter of a local-brain run. A run killed
+ * loses at most the open batch, which the same command run again makes.
+ */
+#define GROUP_COMMIT_RESULTS 64
+#define GROUP_COMMIT_S 0.2
+
 /* One consume() call: the stream and the batch's figures. */
 struct batch {
 	struct run *r;
@@ -425,7 +446,6 @@ struct batch {
 	int group;
 	struct stream *s;
 	struct gen_totals d;
-	bool open_tx;
 };
 
 /* Uses one result: a QA gets its key letter; written (or held when regenerating). */
@@ -457,12 +477,14 @@ static int use_result(struct batch *b, struct agent_result *res)
 		}
 		return hold(r, b->ri, b->group, res);
 	}
-	if (!b->open_tx) {
+	if (!r->tx_open) {
 		rc = store_begin(r->st);
 		if (rc)
 			return rc;
-		b->open_tx = true;
+		r->tx_open = true;
+		r->tx_t0 = now_s();
 	}
+	r->tx_results++;
 	return write_result(r, b->ri, b->group, res, &b->d);
 }
 
@@ -542,6 +564,32 @@ static int consume_one(struct batch *b, struct agent_result *res)
 }
 
 /*
+ * Commits the open batch and adds its figures to the totals (a failed
+ * commit fails the run). Called with the lock held.
+ */
+static void batch_commit(struct run *r)
+{
+	double t0 = now_s();
+	int rc = 0;
+
+	if (r->tx_open) {
+		rc = store_commit(r->st);
+		r->tx_open = false;
+		r->tx_results = 0;
+	}
+	r->tx_d.t_store += now_s() - t0;
+	if (rc) {
+		memset(&r->tx_d, 0, sizeof(r->tx_d));
+		fail(r, rc, "store");
+		return;
+	}
+	totals_add(r->t, &r->tx_d);
+	if (r->tx_d.sessions && r->p->hooks.progress)
+		r->p->hooks.progress(r->p->hooks.ctx, r->recs[r->tx_rec].id, r->tx_group, r->t);
+	memset(&r->tx_d, 0, sizeof(r->tx_d));
+}
+
+/*
  * Uses the results of stream (ri, group) that are back in index order:
  * writes them in one batch (or holds them when regenerating) and counts
  * them when the batch commits. Called with the lock held.
@@ -577,20 +625,23 @@ static void consume(struct run *r, size_t ri, int group)
 		if (!rc && s->closed)
 			rc = drop_deferred(&b);
 	}
-	if (b.open_tx) {
-		if (!rc)
-			rc = store_commit(r->st);
-		else
-			store_rollback(r->st);
-	}
 	b.d.t_store = now_s() - t0;
+	totals_add(&r->tx_d, &b.d);
+	r->tx_rec = ri;
+	r->tx_group = group;
 	if (rc) {
+		/* the whole batch is gone, and its figures with it */
+		if (r->tx_open)
+			store_rollback(r->st);
+		r->tx_open = false;
+		r->tx_results = 0;
+		memset(&r->tx_d, 0, sizeof(r->tx_d));
 		fail(r, rc, "store");
 		return;
 	}
-	totals_add(r->t, &b.d);
-	if (b.d.sessions && r->p->hooks.progress)
-		r->p->hooks.progress(r->p->hooks.ctx, r->recs[ri].id, group, r->t);
+	if (!r->group_commit || r->tx_results >= GROUP_COMMIT_RESULTS ||
+	    (r->tx_open && now_s() - r->tx_t0 >= GROUP_COMMIT_S))
+		batch_commit(r);
 }
 
 /* ======================= Recordings ======================= */
@@ -1110,6 +1161,8 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 		r.recs[ri].path = p->paths[ri];
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.cond, NULL);
+	/* a brain's response cache writes on its own connection: no batch may hold the lock */
+	r.group_commit = !p->cache;
 	rc = workers_start(&r, b, w, n);
 	for (i = 0; !rc && i < n; i++) {
 		if (pthread_create(&w[i].th, NULL, worker_main, &w[i])) {
@@ -1126,6 +1179,8 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].th, NULL);
+	/* what the batch holds was written whole, also when the run failed after */
+	batch_commit(&r);
 	if (!r.err && p->regenerate) {
 		rc = write_held(&r);
 		if (rc)
