@@ -198,9 +198,6 @@ int64_t jsonfile_get_time(const cJSON *obj, const char *key, int64_t dflt)
 
 /* ======================= Printing ======================= */
 
-/* Marks a number jsonfile_print() turned into raw text for the print. */
-#define FAST_NUM 0x4000
-
 /*
  * The text "%1.15g" gives v, in buf, when v is a short decimal (see
  * jsonfile_print); false otherwise.
@@ -245,66 +242,165 @@ static bool short_decimal(double v, char buf[32])
 	return false;
 }
 
-/* Counts the numbers of node j and of its descendants. */
-static size_t count_numbers(const cJSON *j)
+/* The text being printed: a growing buffer, NULL after a failure. */
+struct jp {
+	char *p;
+	size_t len, cap;
+};
+
+/* Room for n more bytes (and the NUL). */
+static bool jp_room(struct jp *o, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (!o->p)
+		return false;
+	if (o->len + n < o->cap)
+		return true;
+	for (cap = o->cap * 2; o->len + n >= cap; cap *= 2)
+		;
+	p = realloc(o->p, cap);
+	if (!p) {
+		free(o->p);
+		o->p = NULL;
+		return false;
+	}
+	o->p = p;
+	o->cap = cap;
+	return true;
+}
+
+static bool jp_add(struct jp *o, const char *s, size_t n)
+{
+	if (!jp_room(o, n))
+		return false;
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+	return true;
+}
+
+/*
+ * A string as cJSON's print_string_ptr writes it: '"', '\\' and the
+ * control characters escaped (the short forms for \b \f \n \r \t, else
+ * \u00xx), every other byte as it is; NULL is "".
+ */
+static bool jp_string(struct jp *o, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)(str ? str : ""), *run;
+	char *w;
+
+	if (!jp_room(o, 2))
+		return false;
+	o->p[o->len++] = '"';
+	for (;;) {
+		for (run = s; *s > 31 && *s != '"' && *s != '\\'; s++)
+			;
+		if (s > run && !jp_add(o, (const char *)run, (size_t)(s - run)))
+			return false;
+		if (!*s)
+			break;
+		if (!jp_room(o, 6))
+			return false;
+		w = o->p + o->len;
+		w[0] = '\\';
+		switch (*s) {
+		case '"': w[1] = '"'; break;
+		case '\\': w[1] = '\\'; break;
+		case '\b': w[1] = 'b'; break;
+		case '\f': w[1] = 'f'; break;
+		case '\n': w[1] = 'n'; break;
+		case '\r': w[1] = 'r'; break;
+		case '\t': w[1] = 't'; break;
+		default:
+			w[1] = 'u';
+			w[2] = '0';
+			w[3] = '0';
+			w[4] = hex[*s >> 4];
+			w[5] = hex[*s & 15];
+			o->len += 4;
+			break;
+		}
+		o->len += 2;
+		s++;
+	}
+	if (!jp_room(o, 1))
+		return false;
+	o->p[o->len++] = '"';
+	return true;
+}
+
+/* A number: a short decimal from its digits, any other by cJSON itself. */
+static bool jp_number(struct jp *o, const cJSON *j)
+{
+	char b[32], *t;
+	cJSON one;
+	bool ok;
+
+	if (short_decimal(j->valuedouble, b))
+		return jp_add(o, b, strlen(b));
+	memset(&one, 0, sizeof(one));
+	one.type = cJSON_Number;
+	one.valuedouble = j->valuedouble;
+	one.valueint = j->valueint;
+	t = cJSON_PrintUnformatted(&one);
+	if (!t) {
+		free(o->p);
+		o->p = NULL;
+		return false;
+	}
+	ok = jp_add(o, t, strlen(t));
+	cJSON_free(t);
+	return ok;
+}
+
+/* Node j as cJSON_PrintUnformatted writes it; false (o->p freed) when it can't. */
+static bool jp_value(struct jp *o, const cJSON *j)
 {
 	const cJSON *c;
-	size_t n = cJSON_IsNumber(j) ? 1 : 0;
+	char open, close;
 
-	for (c = j->child; c; c = c->next)
-		n += count_numbers(c);
-	return n;
-}
-
-/* Turns the short decimals of j and its descendants into raw text in arena (32 bytes each). */
-static void to_raw(cJSON *j, char *arena, size_t *used)
-{
-	cJSON *c;
-
-	if (cJSON_IsNumber(j)) {
-		char *b = arena + 32 * *used;
-
-		if (short_decimal(j->valuedouble, b)) {
-			/* the other flags (a constant key) stay */
-			j->type = (j->type & ~0xff) | cJSON_Raw | FAST_NUM;
-			j->valuestring = b;
-			(*used)++;
+	switch (j->type & 0xff) {
+	case cJSON_NULL: return jp_add(o, "null", 4);
+	case cJSON_False: return jp_add(o, "false", 5);
+	case cJSON_True: return jp_add(o, "true", 4);
+	case cJSON_Number: return jp_number(o, j);
+	case cJSON_String: return jp_string(o, j->valuestring);
+	case cJSON_Raw:
+		if (!j->valuestring)
+			break;
+		return jp_add(o, j->valuestring, strlen(j->valuestring));
+	case cJSON_Array:
+	case cJSON_Object:
+		open = (j->type & 0xff) == cJSON_Array ? '[' : '{';
+		close = open == '[' ? ']' : '}';
+		if (!jp_add(o, &open, 1))
+			return false;
+		for (c = j->child; c; c = c->next) {
+			if (open == '{' && (!jp_string(o, c->string) || !jp_add(o, ":", 1)))
+				return false;
+			if (!jp_value(o, c) || (c->next && !jp_add(o, ",", 1)))
+				return false;
 		}
-		return;
+		return jp_add(o, &close, 1);
+	default:
+		break;
 	}
-	for (c = j->child; c; c = c->next)
-		to_raw(c, arena, used);
-}
-
-static void from_raw(cJSON *j)
-{
-	cJSON *c;
-
-	if (j->type & FAST_NUM) {
-		j->type = (j->type & ~(0xff | FAST_NUM)) | cJSON_Number;
-		j->valuestring = NULL;
-		return;
-	}
-	for (c = j->child; c; c = c->next)
-		from_raw(c);
+	free(o->p);
+	o->p = NULL;
+	return false;
 }
 
 char *jsonfile_print(cJSON *root)
 {
-	size_t n, used = 0;
-	char *arena, *text;
+	struct jp o = { NULL, 0, 256 };
 
 	if (!root)
 		return NULL;
-	n = count_numbers(root);
-	if (!n)
-		return cJSON_PrintUnformatted(root);
-	arena = malloc(32 * n);
-	if (!arena)
+	o.p = malloc(o.cap);
+	if (!jp_value(&o, root))
 		return NULL;
-	to_raw(root, arena, &used);
-	text = cJSON_PrintUnformatted(root);
-	from_raw(root);
-	free(arena);
-	return text;
+	o.p[o.len] = '\0';
+	return o.p;
 }

@@ -61,14 +61,17 @@ double jsonfile_get_num(const cJSON *obj, const char *key, double dflt);
 int64_t jsonfile_get_time(const cJSON *obj, const char *key, int64_t dflt);
 
 /*
- * cJSON_PrintUnformatted(root), byte for byte, faster. cJSON writes every
- * number with "%1.15g" and reads it back with sscanf to check the round
- * trip; here an integer below 1e15 in magnitude, and a decimal of at most
- * 6 places below 1e9 (and at least 1e-4: what %g writes without an
- * exponent) that the value is the double nearest to, as the tools'
- * rounding gives, are written from their digits, which is the text cJSON
- * writes for them; other numbers are left to cJSON. The tree is as it was
- * on return. NULL without memory.
+ * cJSON_PrintUnformatted(root), byte for byte, faster: one pass into one
+ * growing buffer, strings copied a run at a time between the bytes that
+ * need an escape (cJSON counts them first, then writes byte by byte).
+ * cJSON writes every number with "%1.15g" and reads it back with sscanf
+ * to check the round trip; here an integer below 1e15 in magnitude, and a
+ * decimal of at most 6 places below 1e9 (and at least 1e-4: what %g
+ * writes without an exponent) that the value is the double nearest to, as
+ * the tools' rounding gives, are written from their digits, which is the
+ * text cJSON writes for them; other numbers are printed by cJSON. NULL
+ * without memory, or for a tree cJSON cannot print (an invalid node, a
+ * raw node without text). The tree is not changed. Free with free().
  */
 char *jsonfile_print(cJSON *root);
 

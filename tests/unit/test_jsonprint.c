@@ -4,7 +4,11 @@
  * for byte: numbers rounded to 0..8 places as the tools round them, full
  * doubles, floats widened to double, integers past the int range, tiny
  * and huge magnitudes, negative zero, NaN, under objects (constant keys
- * among them) and arrays; and the tree is unchanged afterwards.
+ * among them) and arrays; and the tree is unchanged afterwards. Strings and
+ * keys of random bytes (every control character, quotes, backslashes,
+ * UTF-8 and bytes past 0x7f), empty and nested containers, booleans,
+ * null, raw text and a NULL string; and the trees cJSON cannot print
+ * (a raw node without text, an invalid node), which give NULL here too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,10 +102,96 @@ static void test_same_bytes(void **state)
 	}
 }
 
+/* A random string of up to 40 bytes, any byte 1..255, quotes and backslashes often. */
+static void random_bytes(char *b)
+{
+	int n = (int)(unit() * 40), i;
+
+	for (i = 0; i < n; i++) {
+		double u = unit();
+
+		b[i] = (char)(u < 0.1 ? '"' : u < 0.2 ? '\\' : u < 0.4 ? 1 + (int)(unit() * 31)
+			      : 1 + (int)(unit() * 255));
+	}
+	b[n] = '\0';
+}
+
+/* A random tree of depth at most d. */
+static cJSON *random_tree(int d)
+{
+	char b[64];
+	int k = (int)(unit() * (d > 0 ? 9 : 6)), n, i;
+	cJSON *c;
+
+	switch (k) {
+	case 0: return cJSON_CreateNull();
+	case 1: return cJSON_CreateBool(unit() < 0.5);
+	case 2: return cJSON_CreateNumber(value((int)(unit() * 62)));
+	case 3: random_bytes(b); return cJSON_CreateString(b);
+	case 4: return cJSON_CreateRaw("[1,2]");
+	case 5: c = cJSON_CreateString("x"); free(c->valuestring); c->valuestring = NULL; return c;
+	case 6:
+	case 7:
+		c = cJSON_CreateArray();
+		for (n = (int)(unit() * 5), i = 0; i < n; i++)
+			cJSON_AddItemToArray(c, random_tree(d - 1));
+		return c;
+	default:
+		c = cJSON_CreateObject();
+		for (n = (int)(unit() * 5), i = 0; i < n; i++) {
+			random_bytes(b);
+			cJSON_AddItemToObject(c, b, random_tree(d - 1));
+		}
+		return c;
+	}
+}
+
+static void test_strings_and_shapes(void **state)
+{
+	int round;
+	size_t total = 0, escapes = 0;
+
+	(void)state;
+	for (round = 0; round < 2000; round++) {
+		cJSON *root = random_tree(4);
+		char *a = cJSON_PrintUnformatted(root), *b = jsonfile_print(root), *p;
+
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_string_equal(a, b);
+		total += strlen(a);
+		for (p = a; (p = strstr(p, "\\u00")); p++)
+			escapes++;
+		free(a);
+		free(b);
+		cJSON_Delete(root);
+	}
+	assert_true(total > 80000);
+	assert_true(escapes > 1000); /* the \u00xx form was exercised */
+	/* what cJSON cannot print */
+	{
+		cJSON *o = cJSON_CreateObject(), *r = cJSON_CreateRaw("1"), *bad = cJSON_CreateNull();
+
+		free(r->valuestring);
+		r->valuestring = NULL;
+		cJSON_AddItemToObject(o, "r", r);
+		assert_null(cJSON_PrintUnformatted(o));
+		assert_null(jsonfile_print(o));
+		cJSON_Delete(o);
+		bad->type = cJSON_Invalid;
+		o = cJSON_CreateArray();
+		cJSON_AddItemToArray(o, bad);
+		assert_null(cJSON_PrintUnformatted(o));
+		assert_null(jsonfile_print(o));
+		cJSON_Delete(o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_bytes),
+		cmocka_unit_test(test_strings_and_shapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
