@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "banned.h"
 #include "buf.h"
 #include "err.h"
@@ -202,6 +206,21 @@ int64_t jsonfile_get_time(const cJSON *obj, const char *key, int64_t dflt)
  * The text "%1.15g" gives v, in buf, when v is a short decimal (see
  * jsonfile_print); false otherwise.
  */
+/* The decimal digits of u at b, no NUL; their count. */
+static int put_digits(char *b, uint64_t u)
+{
+	char t[20];
+	int n = 0, i;
+
+	do {
+		t[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	for (i = 0; i < n; i++)
+		b[i] = t[n - 1 - i];
+	return n;
+}
+
 static bool short_decimal(double v, char buf[32])
 {
 	static const double pw[7] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
@@ -214,7 +233,12 @@ static bool short_decimal(double v, char buf[32])
 		return false;
 	/* an integer of up to 15 digits: %g writes its digits */
 	if (a < 1e15 && v == floor(v)) {
-		snprintf(buf, 32, "%" PRId64, (int64_t)v);
+		int n = 0;
+
+		if (v < 0)
+			buf[n++] = '-';
+		n += put_digits(buf + n, (uint64_t)a);
+		buf[n] = '\0';
 		return true;
 	}
 	if (a >= 1e9 || (a != 0 && a < 1e-4))
@@ -222,21 +246,26 @@ static bool short_decimal(double v, char buf[32])
 	for (d = 0; d <= 6; d++) {
 		double k = round(v * pw[d]);
 		int64_t u, ip, fp;
-		int n, z;
+		int n = 0, z;
 
 		if (k / pw[d] != v)
 			continue;
 		u = (int64_t)fabs(k);
 		ip = u / ipw[d];
 		fp = u % ipw[d];
-		n = snprintf(buf, 32, "%s%" PRId64, k < 0 ? "-" : "", ip);
+		if (k < 0)
+			buf[n++] = '-';
+		n += put_digits(buf + n, (uint64_t)ip);
 		if (fp) {
 			/* the fraction with its leading zeros, then its trailing zeros cut */
-			n += snprintf(buf + n, (size_t)(32 - n), ".%0*" PRId64, d, fp);
-			for (z = n; buf[z - 1] == '0'; z--)
-				;
-			buf[z] = '\0';
+			buf[n++] = '.';
+			for (z = d - 1; z >= 0; z--, fp /= 10)
+				buf[n + z] = (char)('0' + fp % 10);
+			n += d;
+			while (buf[n - 1] == '0')
+				n--;
 		}
+		buf[n] = '\0';
 		return true;
 	}
 	return false;
@@ -280,6 +309,27 @@ static bool jp_add(struct jp *o, const char *s, size_t n)
 	return true;
 }
 
+/* The first byte of [s, end) that needs an escape ('"', '\\', below 32), or end. */
+static const unsigned char *plain_run(const unsigned char *s, const unsigned char *end)
+{
+#if defined(__SSE2__)
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), c31 = _mm_set1_epi8(31);
+
+	for (; end - s >= 16; s += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+		__m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+					   _mm_cmpeq_epi8(_mm_max_epu8(x, c31), c31));
+		int m = _mm_movemask_epi8(hit);
+
+		if (m)
+			return s + __builtin_ctz((unsigned)m);
+	}
+#endif
+	while (s < end && *s > 31 && *s != '"' && *s != '\\')
+		s++;
+	return s;
+}
+
 /*
  * A string as cJSON's print_string_ptr writes it: '"', '\\' and the
  * control characters escaped (the short forms for \b \f \n \r \t, else
@@ -288,18 +338,19 @@ static bool jp_add(struct jp *o, const char *s, size_t n)
 static bool jp_string(struct jp *o, const char *str)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = (const unsigned char *)(str ? str : ""), *run;
+	const unsigned char *s = (const unsigned char *)(str ? str : ""), *run, *end;
 	char *w;
 
-	if (!jp_room(o, 2))
+	end = s + strlen((const char *)s);
+	if (!jp_room(o, (size_t)(end - s) + 2))
 		return false;
 	o->p[o->len++] = '"';
 	for (;;) {
-		for (run = s; *s > 31 && *s != '"' && *s != '\\'; s++)
-			;
+		run = s;
+		s = plain_run(s, end);
 		if (s > run && !jp_add(o, (const char *)run, (size_t)(s - run)))
 			return false;
-		if (!*s)
+		if (s == end)
 			break;
 		if (!jp_room(o, 6))
 			return false;

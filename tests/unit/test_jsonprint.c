@@ -12,6 +12,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -102,16 +103,24 @@ static void test_same_bytes(void **state)
 	}
 }
 
-/* A random string of up to 40 bytes, any byte 1..255, quotes and backslashes often. */
+/*
+ * A random string: up to 40 bytes of any value 1..255, quotes and
+ * backslashes often; or up to 200 bytes of long runs that need no escape
+ * (past the 16 bytes the printer scans at once) with a few that do.
+ */
 static void random_bytes(char *b)
 {
-	int n = (int)(unit() * 40), i;
+	bool runs = unit() < 0.3;
+	int n = (int)(unit() * (runs ? 200 : 40)), i;
 
 	for (i = 0; i < n; i++) {
 		double u = unit();
 
-		b[i] = (char)(u < 0.1 ? '"' : u < 0.2 ? '\\' : u < 0.4 ? 1 + (int)(unit() * 31)
-			      : 1 + (int)(unit() * 255));
+		if (runs && u < 0.97)
+			b[i] = (char)(u < 0.5 ? 'a' + (int)(unit() * 26) : 0xc3 + (int)(unit() * 2));
+		else
+			b[i] = (char)(u < 0.1 ? '"' : u < 0.2 ? '\\' : u < 0.4 ? 1 + (int)(unit() * 31)
+				      : 1 + (int)(unit() * 255));
 	}
 	b[n] = '\0';
 }
@@ -119,7 +128,7 @@ static void random_bytes(char *b)
 /* A random tree of depth at most d. */
 static cJSON *random_tree(int d)
 {
-	char b[64];
+	char b[256];
 	int k = (int)(unit() * (d > 0 ? 9 : 6)), n, i;
 	cJSON *c;
 
