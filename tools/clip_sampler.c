@@ -236,30 +236,69 @@ struct enum_ctx {
 };
 
 /*
+ * What the trajectory samples lo .. lo + n - 1 showed of one object:
+ * SAMPLE_UNKNOWN, SAMPLE_UNSEEN or SAMPLE_SEEN each. The last-second
+ * windows of a target's consecutive frames overlap by nine tenths, and a
+ * sample's answer never changes, so each is tested once per span.
+ */
+struct sample_memo {
+	size_t lo, n;
+	uint8_t *st;
+};
+
+enum { SAMPLE_UNKNOWN, SAMPLE_UNSEEN, SAMPLE_SEEN };
+
+/* The first trajectory sample after t (ntraj when none). */
+static size_t traj_after(const struct recording *rec, int64_t t)
+{
+	size_t i = time_floor_index(rec->traj, rec->ntraj, sizeof(*rec->traj), t);
+
+	return i == SIZE_MAX ? 0 : i + 1;
+}
+
+/*
  * The 10 Hz timeline can miss a glimpse between its frames: the premise is
  * checked again at every trajectory sample of (T - 1 s, T]. Returns 0 when
  * the target is unseen throughout, 1 when it is seen, or a scene error.
+ * memo (may be NULL) holds the samples of c->target already tested.
  */
-static int unseen_last_second(struct enum_ctx *e, const struct clip_cand *c)
+static int unseen_last_second(struct enum_ctx *e, const struct clip_cand *c,
+			      struct sample_memo *memo)
 {
 	const struct recording *rec = e->rec;
 	struct visibility_view v;
-	size_t i = time_floor_index(rec->traj, rec->ntraj, sizeof(*rec->traj),
-				    c->T - LOOKBACK_END_NS);
+	size_t i0 = traj_after(rec, c->T - LOOKBACK_END_NS), i;
 	int rc;
 
-	for (i = i == SIZE_MAX ? 0 : i + 1; i < rec->ntraj && rec->traj[i].t_ns <= c->T; i++) {
+	/* a sample already seen decides it: no test at all */
+	for (i = i0; memo && i < rec->ntraj && rec->traj[i].t_ns <= c->T; i++)
+		if (i >= memo->lo && i - memo->lo < memo->n && memo->st[i - memo->lo] == SAMPLE_SEEN)
+			return 1;
+	for (i = i0; i < rec->ntraj && rec->traj[i].t_ns <= c->T; i++) {
+		uint8_t *m = memo && i >= memo->lo && i - memo->lo < memo->n ?
+			&memo->st[i - memo->lo] : NULL;
+
+		if (m && *m == SAMPLE_UNSEEN)
+			continue;
 		/* out of the view without a look at the occluders: no scene refit */
 		if (visibility_precheck(e->scene, rec, rec->traj[i].t_ns, VISIBILITY_MAX_RANGE_M,
-					(size_t)c->target, &rc) != VIS_VISIBLE)
+					(size_t)c->target, &rc) != VIS_VISIBLE) {
+			if (m)
+				*m = SAMPLE_UNSEEN;
 			continue;
+		}
 		if (rc)
 			return rc;
 		rc = visibility_view_at(e->scene, rec, rec->traj[i].t_ns, VISIBILITY_MAX_RANGE_M, &v);
 		if (rc)
 			return rc;
-		if (visibility_test(e->scene, &v, (size_t)c->target, false, NULL) == VIS_VISIBLE)
+		if (visibility_test(e->scene, &v, (size_t)c->target, false, NULL) == VIS_VISIBLE) {
+			if (m)
+				*m = SAMPLE_SEEN;
 			return 1;
+		}
+		if (m)
+			*m = SAMPLE_UNSEEN;
 	}
 	return 0;
 }
@@ -268,7 +307,8 @@ static int unseen_last_second(struct enum_ctx *e, const struct clip_cand *c)
  * The facts of a head-turn candidate; *ok false when T has no heading or
  * (with `metric`) the metric rejects the target's yaw.
  */
-static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric, bool *ok)
+static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric,
+			   struct sample_memo *memo, bool *ok)
 {
 	struct visibility_view v;
 	struct pose cam;
@@ -298,7 +338,7 @@ static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric,
 	    !sector_clear(e->dp, c->yaw_deg, c->margin_deg))
 		return 0;
 	/* last, as the costliest: a view of the scene at every sample of the last second */
-	rc = unseen_last_second(e, c);
+	rc = unseen_last_second(e, c, memo);
 	if (rc)
 		return rc > 0 ? 0 : rc;
 	*ok = true;
@@ -389,7 +429,8 @@ struct lost_frames {
  * starts afresh at k0.
  */
 static int lost_span(struct enum_ctx *e, const struct visibility_timeline *tl,
-		     const struct lost_frames *f, size_t o, size_t k0, size_t k1, bool navigate)
+		     const struct lost_frames *f, size_t o, size_t k0, size_t k1, bool navigate,
+		     struct sample_memo *memo)
 {
 	int64_t next_ok = INT64_MIN, t0 = recording_t0(e->rec);
 	long lv = -1;   /* last visible frame <= k - back */
@@ -414,7 +455,7 @@ static int lost_span(struct enum_ctx *e, const struct visibility_timeline *tl,
 		c.target = (long)o;
 		c.key = (int)o;
 		c.event_t = visibility_timeline_time(tl, (size_t)lv);
-		rc = head_turn_facts(e, &c, !navigate, &ok);
+		rc = head_turn_facts(e, &c, !navigate, memo, &ok);
 		if (!rc && ok && navigate)
 			rc = navigate_facts(e, &c, &ok, &expensive);
 		if (rc)
@@ -445,6 +486,7 @@ static int enum_lost_from_view(struct enum_ctx *e, bool navigate)
 	const struct visibility_timeline *tl;
 	struct lost_frames f;
 	size_t *spans = NULL, nspans, span_frames, i, o;
+	uint8_t *st = NULL;
 	int64_t step;
 	int rc;
 
@@ -465,14 +507,30 @@ static int enum_lost_from_view(struct enum_ctx *e, bool navigate)
 	for (i = 0; i < nspans && !rc && e->l->n < e->lazy; i++) {
 		size_t k0 = spans[i] * span_frames;
 		size_t k1 = k0 + span_frames < tl->nframes ? k0 + span_frames : tl->nframes;
+		struct sample_memo memo;
 
 		/* the span and the W + 1 s before it, which lost_span reads */
 		rc = visibility_timeline_range(e->ctx, k0 > f.wf + f.back ? k0 - f.wf - f.back : 0,
 					       k1, &tl);
+		if (rc)
+			break;
+		/* the samples of the last seconds of the span's frames */
+		memo.lo = traj_after(e->rec, visibility_timeline_time(tl, k0) - LOOKBACK_END_NS);
+		memo.n = traj_after(e->rec, visibility_timeline_time(tl, k1 - 1));
+		memo.n = memo.n > memo.lo ? memo.n - memo.lo : 0;
+		memo.st = realloc(st, memo.n + 1);
+		if (!memo.st) {
+			rc = ENG_ENOMEM;
+			break;
+		}
+		st = memo.st;
 		for (o = 0; o < tl->nobjects && !rc; o++)
-			if (!structural_box(e->rec, o)) /* walls and floors: nobody turns to see them */
-				rc = lost_span(e, tl, &f, o, k0, k1, navigate);
+			if (!structural_box(e->rec, o)) { /* walls and floors: nobody turns to see them */
+				memset(memo.st, SAMPLE_UNKNOWN, memo.n);
+				rc = lost_span(e, tl, &f, o, k0, k1, navigate, &memo);
+			}
 	}
+	free(st);
 	free(spans);
 	return rc;
 }
