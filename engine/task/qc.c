@@ -551,14 +551,66 @@ static const char *const stopwords[] = {
 	"hand", "hands", "deg", "m", "way", "most", "likely", "s", NULL,
 };
 
-static bool word_is_stop(const char *w, size_t wl)
+/*
+ * The stop words as sorted keys: a word of at most 8 bytes packed into a
+ * uint64_t (first byte lowest, zero-padded) beside its length, so that a
+ * token is looked up with one binary search instead of a strlen and a
+ * memcmp per word of the list.
+ */
+#define STOP_MAX_LEN 8
+
+struct stop_key {
+	uint64_t key;
+	size_t len;
+};
+
+static struct stop_key stop_keys[sizeof(stopwords) / sizeof(stopwords[0])];
+static size_t nstop_keys;
+static pthread_once_t stop_once = PTHREAD_ONCE_INIT;
+
+static uint64_t pack_word(const char *w, size_t wl)
+{
+	uint64_t k = 0;
+	size_t i;
+
+	for (i = 0; i < wl; i++)
+		k |= (uint64_t)(unsigned char)w[i] << (8 * i);
+	return k;
+}
+
+static int stop_cmp(const void *pa, const void *pb)
+{
+	const struct stop_key *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->len > b->len) - (a->len < b->len);
+}
+
+static void stop_prepare(void)
 {
 	int k;
 
-	for (k = 0; stopwords[k]; k++)
-		if (strlen(stopwords[k]) == wl && !memcmp(stopwords[k], w, wl))
-			return true;
-	return false;
+	for (k = 0; stopwords[k]; k++) {
+		size_t wl = strlen(stopwords[k]);
+
+		ENG_ASSERT(wl <= STOP_MAX_LEN);
+		stop_keys[nstop_keys].key = pack_word(stopwords[k], wl);
+		stop_keys[nstop_keys++].len = wl;
+	}
+	qsort(stop_keys, nstop_keys, sizeof(stop_keys[0]), stop_cmp);
+}
+
+static bool word_is_stop(const char *w, size_t wl)
+{
+	struct stop_key k;
+
+	if (wl > STOP_MAX_LEN)
+		return false;
+	pthread_once(&stop_once, stop_prepare);
+	k.key = pack_word(w, wl);
+	k.len = wl;
+	return bsearch(&k, stop_keys, nstop_keys, sizeof(stop_keys[0]), stop_cmp) != NULL;
 }
 
 /* Token i of q is a stop word: decided once, when the token was read. */
