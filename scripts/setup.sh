@@ -4,7 +4,7 @@
 # apt-get; otherwise it prints the exact command and stops. Extra package
 # names can be passed as arguments (the bench and browser tests do).
 set -u
-pkgs="build-essential libcglm-dev libcjson-dev libcurl4-openssl-dev libsqlite3-dev libcmocka-dev libmicrohttpd-dev libssl-dev sqlite3 libzstd-dev liblz4-dev libturbojpeg0-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev $*"
+pkgs="build-essential libcglm-dev libcjson-dev libcurl4-openssl-dev libsqlite3-dev libcmocka-dev libmicrohttpd-dev libssl-dev sqlite3 libzstd-dev liblz4-dev libmimalloc-dev libturbojpeg0-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev $*"
 missing=""
 for p in $pkgs; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
