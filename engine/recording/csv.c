@@ -11,6 +11,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "banned.h"
 #include "err.h"
@@ -27,6 +28,10 @@ struct csv {
 	char **cell;      /* cells of the current row, pointing into line */
 	size_t ncell;
 	size_t cell_cap;
+	size_t file_bytes;  /* the file's size at open, 0 when unknown */
+	size_t hdr_bytes;   /* the header line with its end of line */
+	size_t first_bytes; /* the first data row with its end of line, 0 before it */
+	size_t raw_bytes;   /* the last line read, with its end of line */
 };
 
 /* Reads one raw line into c->line without its end of line. 1, 0 at EOF, <0. */
@@ -45,6 +50,7 @@ static int read_line(struct csv *c)
 		return 0;
 	}
 	c->lineno++;
+	c->raw_bytes = (size_t)n;
 	if (n > 0 && c->line[n - 1] == '\n')
 		c->line[--n] = '\0';
 	if (n > 0 && c->line[n - 1] == '\r')
@@ -57,21 +63,28 @@ static int read_line(struct csv *c)
 	return 1;
 }
 
-static int push_cell(struct csv *c, char *s)
+/* push_cell() when the cell array is full: grows it, then adds s. */
+static int grow_cells(struct csv *c, char *s)
 {
-	if (c->ncell == c->cell_cap) {
-		size_t cap = c->cell_cap ? c->cell_cap * 2 : 32;
-		char **p;
+	size_t cap = c->cell_cap ? c->cell_cap * 2 : 32;
+	char **p;
 
-		if (c->ncell >= CSV_MAX_CELLS)
-			return err_set(ENG_ETOOBIG, "%s:%zu: more than %d cells", c->path,
-				       c->lineno, CSV_MAX_CELLS);
-		p = realloc(c->cell, cap * sizeof(*p));
-		if (!p)
-			return ENG_ENOMEM;
-		c->cell = p;
-		c->cell_cap = cap;
-	}
+	if (c->ncell >= CSV_MAX_CELLS)
+		return err_set(ENG_ETOOBIG, "%s:%zu: more than %d cells", c->path, c->lineno,
+			       CSV_MAX_CELLS);
+	p = realloc(c->cell, cap * sizeof(*p));
+	if (!p)
+		return ENG_ENOMEM;
+	c->cell = p;
+	c->cell_cap = cap;
+	c->cell[c->ncell++] = s;
+	return 0;
+}
+
+static inline int push_cell(struct csv *c, char *s)
+{
+	if (c->ncell == c->cell_cap)
+		return grow_cells(c, s);
 	c->cell[c->ncell++] = s;
 	return 0;
 }
@@ -150,7 +163,14 @@ int csv_open(const char *path, struct csv **out)
 	}
 	/* one reader per file: getline need not lock the stream at each line */
 	__fsetlocking(c->f, FSETLOCKING_BYCALLER);
+	{
+		struct stat st;
+
+		if (!fstat(fileno(c->f), &st) && S_ISREG(st.st_mode) && st.st_size > 0)
+			c->file_bytes = (size_t)st.st_size;
+	}
 	rc = read_line(c);
+	c->hdr_bytes = c->raw_bytes;
 	if (rc == 0)
 		rc = err_set(ENG_EPARSE, "%s: empty file (no header row)", path);
 	if (rc < 0)
@@ -252,6 +272,8 @@ int csv_next(struct csv *c)
 		if (c->line[0])
 			break;
 	}
+	if (!c->first_bytes)
+		c->first_bytes = c->raw_bytes;
 	rc = split(c, c->line);
 	if (rc)
 		return rc;
@@ -260,6 +282,21 @@ int csv_next(struct csv *c)
 			       c->lineno, c->ncell, c->nhdr,
 			       c->ncell < c->nhdr ? " (truncated row)" : "");
 	return 1;
+}
+
+/* A tiny first row of a huge file must not reserve gigabytes at once. */
+#define CSV_MAX_ESTIMATE ((size_t)1 << 24)
+
+size_t csv_rows_estimate(const struct csv *c)
+{
+	size_t rest;
+
+	if (!c->first_bytes || c->file_bytes <= c->hdr_bytes)
+		return 0;
+	rest = (c->file_bytes - c->hdr_bytes) / c->first_bytes;
+	/* rows a few bytes shorter than the first: 3% more; no more than 2^24 */
+	rest += rest / 32 + 1;
+	return rest < CSV_MAX_ESTIMATE ? rest : CSV_MAX_ESTIMATE;
 }
 
 size_t csv_ncols(const struct csv *c)
@@ -341,28 +378,25 @@ static bool fast_f64(const char *s, double *out)
 		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
 		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 	};
-	const uint64_t lim = (uint64_t)1 << 53;
+	const char *p, *q;
 	uint64_t m = 0;
-	int k = 0, nd = 0;
-	bool neg = *s == '-', dot = false;
+	bool neg = *s == '-';
+	long nd, k = 0;
 	double v;
 
 	if (*s == '-' || *s == '+')
 		s++;
-	for (; *s; s++) {
-		if (*s >= '0' && *s <= '9') {
-			m = m * 10 + (uint64_t)(*s - '0');
-			if (m >= lim)
-				return false;
-			nd++;
-			k += dot;
-		} else if (*s == '.' && !dot) {
-			dot = true;
-		} else {
-			return false;
-		}
+	/* at most 19 digits fit in m; the 2^53 bound is checked once at the end */
+	for (p = s; (unsigned)(*p - '0') < 10 && p - s < 19; p++)
+		m = m * 10 + (uint64_t)(*p - '0');
+	nd = p - s;
+	if (*p == '.') {
+		for (q = ++p; (unsigned)(*p - '0') < 10 && nd + (p - q) < 19; p++)
+			m = m * 10 + (uint64_t)(*p - '0');
+		k = p - q;
+		nd += k;
 	}
-	if (!nd || k > 22)
+	if (*p || !nd || k > 22 || m >= (uint64_t)1 << 53)
 		return false;
 	v = (double)m / p10[k];
 	*out = neg ? -v : v;

@@ -69,6 +69,15 @@ const char *csv_header(const struct csv *c, size_t col);
 /* Line number (1 = header) of the current row. Can't fail. */
 size_t csv_line(const struct csv *c);
 
+/*
+ * About how many data rows the file holds, from its size and the length
+ * of the first data row (0 before csv_next() has read one, or for a file
+ * whose size is unknown): a reader sizes its array once instead of
+ * growing it row by row. An estimate, a little above for rows of even
+ * length; at most 2^24; never a limit. Can't fail.
+ */
+size_t csv_rows_estimate(const struct csv *c);
+
 /* The path given to csv_open(). Can't fail. */
 const char *csv_path(const struct csv *c);
 

@@ -376,7 +376,8 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 		rc = row_pose(c, &pc, &r.s);
 		if (rc)
 			goto out;
-		rc = recording__reserve(&rows, &cap, nrows + 1, sizeof(*rows));
+		rc = recording__reserve(&rows, &cap, nrows ? nrows + 1 : csv_rows_estimate(c) + 1,
+					sizeof(*rows));
 		if (rc)
 			goto out;
 		rows[nrows++] = r;
@@ -604,7 +605,9 @@ static int read_trajectory(const char *path, struct recording *rec)
 				     (long long)s.t_ns, (long long)rec->traj[rec->ntraj - 1].t_ns);
 			break;
 		}
-		rc = recording__reserve(&rec->traj, &cap, rec->ntraj + 1, sizeof(*rec->traj));
+		rc = recording__reserve(&rec->traj, &cap,
+					rec->ntraj ? rec->ntraj + 1 : csv_rows_estimate(c) + 1,
+					sizeof(*rec->traj));
 		if (!rc)
 			rec->traj[rec->ntraj++] = s;
 	}
@@ -669,7 +672,9 @@ static int read_gaze(const char *path, struct recording *rec)
 		for (k = 0; k < 3; k++)
 			g.d[k] = (float)(d[k] / n);
 		g.depth_m = (float)depth;
-		rc = recording__reserve(&rec->gaze, &cap, rec->ngaze + 1, sizeof(*rec->gaze));
+		rc = recording__reserve(&rec->gaze, &cap,
+					rec->ngaze ? rec->ngaze + 1 : csv_rows_estimate(c) + 1,
+					sizeof(*rec->gaze));
 		if (!rc)
 			rec->gaze[rec->ngaze++] = g;
 	}
