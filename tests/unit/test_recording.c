@@ -267,6 +267,28 @@ static void test_csv_strict_numbers(void **state)
 	csv_free(c);
 }
 
+/* The row estimate: from the file's size and its first row, near the true count. */
+static void test_csv_rows_estimate(void **state)
+{
+	char *text = malloc(64 * 1000 + 64), *w;
+	struct csv *c;
+	size_t i, est;
+
+	(void)state;
+	assert_non_null(text);
+	w = text + sprintf(text, "t_ns,x\n");
+	for (i = 0; i < 1000; i++)
+		w += sprintf(w, "%zu,%s\n", 1000000 + i, i % 2 ? "0.25" : "0.5"); /* 13 or 12 bytes */
+	assert_int_equal(csv_open(write_tmp("e.csv", text), &c), 0);
+	assert_int_equal(csv_rows_estimate(c), 0); /* no data row read yet */
+	assert_int_equal(csv_next(c), 1);
+	est = csv_rows_estimate(c);
+	/* (12500 bytes / 12 per row) + 3% + 1 = 1074: at least the rows, at most 8% over */
+	assert_true(est >= 1000 && est <= 1080);
+	csv_free(c);
+	free(text);
+}
+
 static void test_csv_truncated_and_long_rows(void **state)
 {
 	const char *p = write_tmp("t.csv", "a,b,c\n1,2,3\n4,5\n");
@@ -623,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_csv_numbers_as_strtod),
 		cmocka_unit_test(test_csv_integers_as_strtoll),
 		cmocka_unit_test(test_csv_truncated_and_long_rows),
+		cmocka_unit_test(test_csv_rows_estimate),
 		cmocka_unit_test(test_jsonfile_parse_error_line),
 		cmocka_unit_test(test_native_round_trip),
 		cmocka_unit_test(test_native_default_camera),
