@@ -17,6 +17,7 @@
  */
 static const int move_dx[8] = { 1, -1, 0, 0, 1, -1, 1, -1 };
 static const int move_dy[8] = { 0, 0, -1, 1, -1, -1, 1, 1 };
+#define STRAIGHT_MOVES 0x0fu /* moves 0..3: along a row or a column */
 static const double move_cost[8] = { 1, 1, 1, 1, SQRT2, SQRT2, SQRT2, SQRT2 };
 
 /*
@@ -74,7 +75,8 @@ struct astar_ws {
 	double kscale;         /* 2^kbits, see above */
 	bool oom;              /* the open list ran out of room */
 	size_t compactions;    /* open-list compactions so far */
-	int32_t *queue;        /* flood-fill queue */
+	int32_t *queue;        /* flood-fill queue (padded cells) */
+	int32_t *uqueue;       /* the same cells unpadded, cy * w + cx */
 	uint8_t *scratch;      /* w * h reachability cells for the ring search */
 	bool reach_valid;      /* scratch holds a component of the loaded grid */
 	size_t passable;       /* passable cells of the loaded grid */
@@ -141,9 +143,10 @@ struct astar_ws *astar_ws_new(int max_w, int max_h)
 	ws->pnext = malloc(cap * sizeof(*ws->pnext));
 	ws->pool_cap = cap;
 	ws->queue = malloc(cap * sizeof(*ws->queue));
+	ws->uqueue = malloc((size_t)max_w * (size_t)max_h * sizeof(*ws->uqueue));
 	ws->scratch = malloc((size_t)max_w * (size_t)max_h);
 	if (!ws->pass || !ws->moves || !ws->nodes || !ws->pool || !ws->pnext ||
-	    !ws->queue || !ws->scratch) {
+	    !ws->queue || !ws->uqueue || !ws->scratch) {
 		astar_ws_free(ws);
 		return NULL;
 	}
@@ -160,6 +163,7 @@ void astar_ws_free(struct astar_ws *ws)
 	free(ws->pool);
 	free(ws->pnext);
 	free(ws->queue);
+	free(ws->uqueue);
 	free(ws->scratch);
 	free(ws);
 }
@@ -642,24 +646,42 @@ size_t astar_expanded(const struct astar_ws *ws)
 }
 
 /* Marks the start's component with the current generation. */
-static void flood(struct astar_ws *ws, int32_t s)
+/*
+ * Marks the component of padded cell s (unpadded s2) GRID_FREE in scratch,
+ * every other cell GRID_OCCUPIED: a breadth-first walk that keeps each
+ * cell's unpadded index beside its padded one, so the visited marks are
+ * the reachability grid the ring search reads. It takes the four straight
+ * moves only: a diagonal move is legal only when both cells beside it are
+ * free (no corner cutting), so its end is two straight moves away and the
+ * component is the same.
+ */
+static void flood(struct astar_ws *ws, int32_t s, int32_t s2)
 {
+	uint8_t *reach = ws->scratch;
+	int32_t uoff[4];
 	size_t head = 0, tail = 0;
+	int d;
 
-	ws->nodes[s].stamp = ws->seen;
-	ws->queue[tail++] = s;
+	for (d = 0; d < 4; d++)
+		uoff[d] = move_dy[d] * ws->w + move_dx[d];
+	memset(reach, GRID_OCCUPIED, (size_t)ws->w * (size_t)ws->h);
+	reach[s2] = GRID_FREE;
+	ws->queue[tail] = s;
+	ws->uqueue[tail++] = s2;
 	while (head < tail) {
-		int32_t u = ws->queue[head++];
-		unsigned m = ws->moves[u];
+		int32_t u = ws->queue[head], u2 = ws->uqueue[head++];
+		unsigned m = ws->moves[u] & STRAIGHT_MOVES;
 
 		while (m) {
-			int32_t v = u + ws->off[__builtin_ctz(m)];
+			int k = __builtin_ctz(m);
+			int32_t v2 = u2 + uoff[k];
 
 			m &= m - 1;
-			if (ws->nodes[v].stamp == ws->seen)
+			if (reach[v2] == GRID_FREE)
 				continue;
-			ws->nodes[v].stamp = ws->seen;
-			ws->queue[tail++] = v;
+			reach[v2] = GRID_FREE;
+			ws->queue[tail] = u + ws->off[k];
+			ws->uqueue[tail++] = v2;
 		}
 	}
 }
@@ -669,7 +691,7 @@ int astar_nearest_reachable(struct astar_ws *ws, int sx, int sy, double fx,
 {
 	struct grid reach;
 	int32_t s;
-	int x, y, rc;
+	int rc;
 
 	ws->found = false;
 	if (!ws->w || !isfinite(fx) || !isfinite(fy))
@@ -692,16 +714,8 @@ int astar_nearest_reachable(struct astar_ws *ws, int sx, int sy, double fx,
 	 */
 	if (ws->reach_valid && ws->scratch[(size_t)sy * (size_t)ws->w + (size_t)sx] == GRID_FREE)
 		return grid_nearest_free_toward(&reach, fx, fy, max_dist, sx, sy, cx, cy);
-	next_gen(ws);
-	flood(ws, s);
+	flood(ws, s, (int32_t)((size_t)sy * (size_t)ws->w + (size_t)sx));
 	ws->reach_valid = true;
-	for (y = 0; y < ws->h; y++) {
-		const struct astar__node *row = ws->nodes + (size_t)(y + 1) * ws->W + 1;
-		uint8_t *dst = ws->scratch + (size_t)y * ws->w;
-
-		for (x = 0; x < ws->w; x++)
-			dst[x] = row[x].stamp == ws->seen ? GRID_FREE : GRID_OCCUPIED;
-	}
 	return grid_nearest_free_toward(&reach, fx, fy, max_dist, sx, sy, cx, cy);
 }
 

@@ -430,6 +430,80 @@ static void test_nearest_reachable_reuse(void **state)
 }
 
 /*
+ * astar_nearest_reachable against brute force: the cells the independent
+ * Dijkstra (8 moves, no corner cutting) reaches, every one within the
+ * radius scanned for the least squared distance to the point, ties (the
+ * points sit on a 0.1 lattice, so equal distances are common) to the least
+ * squared distance to the start, then the smaller row, then column.
+ */
+static void test_nearest_reachable_brute_force(void **state)
+{
+	enum { W = 28, H = 20 };
+	static double dist[W * H];
+	struct astar_ws *a = astar_ws_new(W, H);
+	uint8_t cells[W * H];
+	struct grid g;
+	uint64_t st = 4242;
+	int trial, q, found = 0, none = 0, ties = 0;
+#define NEXT() (st = st * 6364136223846793005ull + 1442695040888963407ull, st >> 33)
+
+	(void)state;
+	assert_non_null(a);
+	for (trial = 0; trial < 60; trial++) {
+		int i, pct = 20 + (int)(NEXT() % 30); /* 20-49% blocked: islands appear */
+
+		for (i = 0; i < W * H; i++)
+			cells[i] = (int)(NEXT() % 100) < pct ? GRID_OCCUPIED : GRID_FREE;
+		assert_int_equal(grid_init(&g, cells, W, H, 0, 0, 1), 0);
+		assert_int_equal(astar_ws_load(a, &g), 0);
+		for (q = 0; q < 20; q++) {
+			int sx = (int)(NEXT() % W), sy = (int)(NEXT() % H), x, y, bx = -1, by = -1;
+			double fx = (double)(NEXT() % (W * 10)) / 10, fy = (double)(NEXT() % (H * 10)) / 10;
+			double r = 0.2 + (double)(NEXT() % 60) / 10, bd = INFINITY, bt = INFINITY;
+			int cx = -1, cy = -1, rc, nbest = 0;
+
+			cells[sy * W + sx] = GRID_FREE;
+			assert_int_equal(astar_ws_load(a, &g), 0);
+			dijkstra(cells, W, H, sy * W + sx, dist);
+			for (y = 0; y < H; y++)
+				for (x = 0; x < W; x++) {
+					double d2 = (x - fx) * (x - fx) + (y - fy) * (y - fy);
+					double t2 = (double)((x - sx) * (x - sx) + (y - sy) * (y - sy));
+
+					if (dist[y * W + x] == HUGE_VAL || d2 > r * r)
+						continue;
+					if (d2 < bd - 1e-9 || (fabs(d2 - bd) <= 1e-9 && t2 < bt)) {
+						nbest = fabs(d2 - bd) <= 1e-9 ? nbest + 1 : 1;
+						bd = d2 < bd ? d2 : bd;
+						bt = t2;
+						bx = x;
+						by = y;
+					} else if (fabs(d2 - bd) <= 1e-9) {
+						nbest++;
+					}
+				}
+			rc = astar_nearest_reachable(a, sx, sy, fx, fy, r, &cx, &cy);
+			if (bx < 0) {
+				assert_int_equal(rc, ENG_ENOTFOUND);
+				none++;
+				continue;
+			}
+			assert_int_equal(rc, 0);
+			assert_int_equal(cx, bx);
+			assert_int_equal(cy, by);
+			found++;
+			ties += nbest > 1;
+		}
+	}
+	/* 1147 found, 53 with none in reach, 175 with tied distances at this seed */
+	assert_true(found > 1000);
+	assert_true(none > 30);
+	assert_true(ties > 100);
+	astar_ws_free(a);
+#undef NEXT
+}
+
+/*
  * Loads of a changed grid into a loaded workspace (a few cells, a block of
  * cells far from the start's component, or a quarter of the grid, which
  * takes the full load) answer as a newly made workspace loaded once does,
@@ -718,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_edge_cases),
 		cmocka_unit_test(test_nearest_reachable),
 		cmocka_unit_test(test_nearest_reachable_reuse),
+		cmocka_unit_test(test_nearest_reachable_brute_force),
 		cmocka_unit_test(test_incremental_load),
 		cmocka_unit_test(test_legs_l_corridor),
 		cmocka_unit_test(test_legs_open_field),
