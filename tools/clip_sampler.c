@@ -15,7 +15,7 @@
  *   visible at some frame of [T - W, T - 1 s] and not visible at T.
  * - exploration.navigate: the same, with the target's horizontal (BEV)
  *   distance from the camera at T >= 1.5 m, and plan_path reaching it
- *   with at least one leg.
+ *   with at least one leg (relative metric: at most two).
  * - intention.gaze_target: a fixation of >= 300 ms whose mean ray hits
  *   object O starts at t_F; T = t_F - 0.3 s; the gaze sample nearest T
  *   (within 100 ms) does not hit O.
@@ -376,6 +376,13 @@ static int navigate_facts(struct enum_ctx *e, struct clip_cand *c, bool *ok, boo
 		c->leg_yaw[i] = i < c->nlegs ? p.legs[i].yaw_deg : NAN;
 		c->leg_margin[i] = i < c->nlegs ? bev_dir_margin(p.legs[i].yaw_deg) : 0;
 	}
+	/*
+	 * A relative answer describes at most two legs (the truth refuses a
+	 * longer path as too_many_legs): such a target waits RETRY_NS like a
+	 * failed plan, as the path's shape changes slowly.
+	 */
+	if (e->metric == METRIC_RELATIVE && c->nlegs > 2)
+		return 0;
 	*expensive = false;
 	if (e->metric != METRIC_NONE && !sector_clear(e->dp, c->leg_yaw[0], c->leg_margin[0]))
 		return 0;
