@@ -224,13 +224,17 @@ static int clampi(double v, int lo, int hi)
 	return (int)v;
 }
 
-static int raster_box(struct grid *g, const struct obb *b, double infl)
+/*
+ * The XY footprint of b (its corners' convex hull in hv, n points) and the
+ * cells whose centre may lie within infl of it, clamped to g.
+ */
+static int box_range(const struct grid *g, const struct obb *b, double infl, struct pt2 hv[9],
+		     int *n, int *x_lo, int *x_hi, int *y_lo, int *y_hi)
 {
-	struct pt2 p[8], hv[9];
+	struct pt2 p[8];
 	double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
-	double infl2 = infl * infl;
 	vec3 c[8];
-	int i, n, cx, cy, x_lo, x_hi, y_lo, y_hi;
+	int i;
 
 	obb_corners(b, c);
 	for (i = 0; i < 8; i++) {
@@ -243,12 +247,31 @@ static int raster_box(struct grid *g, const struct obb *b, double infl)
 		ymin = fmin(ymin, p[i].y);
 		ymax = fmax(ymax, p[i].y);
 	}
-	n = hull2(p, 8, hv);
+	if (hv)
+		*n = hull2(p, 8, hv);
 	/* cells whose centre may lie within infl of the footprint */
-	x_lo = clampi(floor((xmin - infl - (double)g->x0) / (double)g->cell - 0.5), 0, g->w - 1);
-	x_hi = clampi(ceil((xmax + infl - (double)g->x0) / (double)g->cell - 0.5), -1, g->w - 1);
-	y_lo = clampi(floor((ymin - infl - (double)g->y0) / (double)g->cell - 0.5), 0, g->h - 1);
-	y_hi = clampi(ceil((ymax + infl - (double)g->y0) / (double)g->cell - 0.5), -1, g->h - 1);
+	*x_lo = clampi(floor((xmin - infl - (double)g->x0) / (double)g->cell - 0.5), 0, g->w - 1);
+	*x_hi = clampi(ceil((xmax + infl - (double)g->x0) / (double)g->cell - 0.5), -1, g->w - 1);
+	*y_lo = clampi(floor((ymin - infl - (double)g->y0) / (double)g->cell - 0.5), 0, g->h - 1);
+	*y_hi = clampi(ceil((ymax + infl - (double)g->y0) / (double)g->cell - 0.5), -1, g->h - 1);
+	return 0;
+}
+
+int grid_box_range(const struct grid *g, const struct obb *b, float infl_m, int *x_lo,
+		   int *x_hi, int *y_lo, int *y_hi)
+{
+	return box_range(g, b, (double)infl_m, NULL, NULL, x_lo, x_hi, y_lo, y_hi);
+}
+
+static int raster_box(struct grid *g, const struct obb *b, double infl)
+{
+	struct pt2 hv[9];
+	double infl2 = infl * infl;
+	int n = 0, cx, cy, x_lo, x_hi, y_lo, y_hi, rc;
+
+	rc = box_range(g, b, infl, hv, &n, &x_lo, &x_hi, &y_lo, &y_hi);
+	if (rc)
+		return rc;
 	for (cy = y_lo; cy <= y_hi; cy++) {
 		uint8_t *row = g->cells + (size_t)cy * (size_t)g->w;
 		struct pt2 q;

@@ -121,6 +121,15 @@ int grid_rasterize(struct grid *g, const struct obb *boxes, size_t n,
 		   const struct grid_params *p, float floor_z, size_t skip,
 		   const uint8_t *skip_mask);
 
+/*
+ * The cells grid_rasterize() may mark for box b with inflation radius
+ * infl_m (p->inflate_m): columns [*x_lo, *x_hi] and rows [*y_lo, *y_hi],
+ * clamped to g (empty when *x_hi < *x_lo or *y_hi < *y_lo). Returns 0, or
+ * ENG_EINVAL for a box with a non-finite corner.
+ */
+int grid_box_range(const struct grid *g, const struct obb *b, float infl_m, int *x_lo,
+		   int *x_hi, int *y_lo, int *y_hi);
+
 /* Counts the cells by value. Can't fail. */
 void grid_summarize(const struct grid *g, struct grid_summary *out);
 

@@ -245,7 +245,7 @@ static int footprint(struct occ_dynamic *d, size_t i, const struct obb *b)
 	struct occ_footprint *f = &d->fp[i];
 	size_t cells = grid_cells_needed(d->geo.w, d->geo.h), k, n = 0;
 	struct grid e;
-	int rc;
+	int rc, x, y, x_lo = 0, x_hi = -1, y_lo = 0, y_hi = -1;
 
 	/* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just misses */
 	if (f->valid && !memcmp(&f->b, b, sizeof(*b)))
@@ -254,12 +254,16 @@ static int footprint(struct occ_dynamic *d, size_t i, const struct obb *b)
 	rc = grid_init(&e, d->scratch, d->geo.w, d->geo.h, d->geo.x0, d->geo.y0, d->geo.cell);
 	if (!rc)
 		rc = grid_rasterize(&e, b, 1, &d->p, d->floor_z, GRID_SKIP_NONE, NULL);
+	/* the box marks cells of its range only: the rest of the scratch grid stays free */
+	if (!rc)
+		rc = grid_box_range(&e, b, d->p.inflate_m, &x_lo, &x_hi, &y_lo, &y_hi);
 	if (rc) {
 		memset(d->scratch, GRID_FREE, cells);
 		return rc;
 	}
-	for (k = 0; k < cells; k++)
-		n += d->scratch[k] != GRID_FREE;
+	for (y = y_lo; y <= y_hi; y++)
+		for (x = x_lo, k = (size_t)y * (size_t)e.w + (size_t)x; x <= x_hi; x++, k++)
+			n += d->scratch[k] != GRID_FREE;
 	if (n > f->cap) {
 		uint32_t *ix = realloc(f->idx, n * sizeof(*ix));
 		uint8_t *v;
@@ -274,12 +278,13 @@ static int footprint(struct occ_dynamic *d, size_t i, const struct obb *b)
 		f->cap = n;
 	}
 	f->n = 0;
-	for (k = 0; k < cells && f->n < n; k++)
-		if (d->scratch[k] != GRID_FREE) {
-			f->idx[f->n] = (uint32_t)k;
-			f->val[f->n++] = d->scratch[k];
-			d->scratch[k] = GRID_FREE; /* the scratch grid stays empty */
-		}
+	for (y = y_lo; y <= y_hi; y++)
+		for (x = x_lo, k = (size_t)y * (size_t)e.w + (size_t)x; x <= x_hi; x++, k++)
+			if (d->scratch[k] != GRID_FREE) {
+				f->idx[f->n] = (uint32_t)k;
+				f->val[f->n++] = d->scratch[k];
+				d->scratch[k] = GRID_FREE; /* the scratch grid stays empty */
+			}
 	f->b = *b;
 	f->valid = true;
 	return 0;

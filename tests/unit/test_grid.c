@@ -172,6 +172,58 @@ static void test_rotated_box(void **state)
 	assert_int_equal(at(&g, 14, 10), GRID_FREE);
 }
 
+static uint64_t range_rng = 99;
+
+static double range_unit(void)
+{
+	range_rng = range_rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(range_rng >> 11) / 9007199254740992.0;
+}
+
+/*
+ * grid_box_range holds every cell grid_rasterize marks for a box: random
+ * rotated boxes, inflated or not, inside the grid, across its edges and
+ * outside it, each rasterised into an empty grid and every marked cell
+ * checked against the range; and the ranges are a small part of the grid.
+ */
+static void test_box_range(void **state)
+{
+	struct grid_params p;
+	struct grid g;
+	struct obb b;
+	long marked = 0, area = 0;
+	int trial;
+
+	(void)state;
+	grid_defaults(&p);
+	for (trial = 0; trial < 500; trial++) {
+		int x, y, x_lo, x_hi, y_lo, y_hi;
+		float cx, cy, hx, hy;
+
+		p.inflate_m = trial % 3 ? (float)(range_unit() * 0.3) : 0;
+		grid20(&g);
+		memset(mem, GRID_FREE, sizeof(mem));
+		cx = (float)(range_unit() * 2.6 - 0.3);
+		cy = (float)(range_unit() * 2.6 - 0.3);
+		hx = (float)(0.02 + range_unit() * 0.4);
+		hy = (float)(0.02 + range_unit() * 0.4);
+		box(&b, cx, cy, 0.5f, hx, hy, 0.5f, range_unit() * 6.2832);
+		assert_int_equal(grid_rasterize(&g, &b, 1, &p, 0, GRID_SKIP_NONE, NULL), 0);
+		assert_int_equal(grid_box_range(&g, &b, p.inflate_m, &x_lo, &x_hi, &y_lo, &y_hi), 0);
+		if (x_hi >= x_lo && y_hi >= y_lo)
+			area += (long)(x_hi - x_lo + 1) * (y_hi - y_lo + 1);
+		for (y = 0; y < 20; y++)
+			for (x = 0; x < 20; x++) {
+				if (at(&g, x, y) == GRID_FREE)
+					continue;
+				marked++;
+				assert_true(x >= x_lo && x <= x_hi && y >= y_lo && y <= y_hi);
+			}
+	}
+	assert_true(marked > 5000);
+	assert_true(area < 500L * 400 / 3); /* on average under a third of the grid */
+}
+
 static void test_height_band(void **state)
 {
 	struct grid_params p;
@@ -484,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_axis_aligned_box),
 		cmocka_unit_test(test_inflation),
 		cmocka_unit_test(test_rotated_box),
+		cmocka_unit_test(test_box_range),
 		cmocka_unit_test(test_height_band),
 		cmocka_unit_test(test_excluded_target),
 		cmocka_unit_test(test_bounds_and_shape),
