@@ -496,17 +496,34 @@ static bool letter_tok(const struct qtext *q, int i)
 	return q->len[i] == 1 && q->norm[q->off[i]] >= 'a' && q->norm[q->off[i]] <= 'h';
 }
 
-/* The meta phrases, prepared once (read-only afterwards: thread-safe). */
+/*
+ * The meta phrases, prepared once (read-only afterwards: thread-safe),
+ * with their first tokens: a phrase can equal a text or lie inside it
+ * only when the text holds its first token, so a text holding none of
+ * them skips the phrase-by-phrase match.
+ */
 #define NMETA (sizeof(meta_phrases) / sizeof(meta_phrases[0]) - 1)
 static struct qtext meta_prepared[NMETA];
+static int meta_first[NMETA]; /* index in meta_firsts of each phrase's first token */
+static int meta_firsts[NMETA]; /* a phrase whose first token is each distinct one */
+static int nmeta_firsts;
 static pthread_once_t meta_once = PTHREAD_ONCE_INIT;
 
 static void meta_prepare(void)
 {
 	size_t i;
+	int k;
 
-	for (i = 0; i < NMETA; i++)
+	for (i = 0; i < NMETA; i++) {
 		qt_prep(meta_phrases[i], &meta_prepared[i]);
+		ENG_ASSERT(meta_prepared[i].ntok > 0);
+		for (k = 0; k < nmeta_firsts; k++)
+			if (tok_eq(&meta_prepared[meta_firsts[k]], 0, &meta_prepared[i], 0))
+				break;
+		if (k == nmeta_firsts)
+			meta_firsts[nmeta_firsts++] = (int)i;
+		meta_first[i] = k;
+	}
 }
 
 static bool is_meta(const struct qtext *q)
@@ -530,9 +547,22 @@ static bool is_meta(const struct qtext *q)
 		if ((tok_is(q, i, "option") || tok_is(q, i, "options")) && letter_tok(q, i + 1))
 			return true;
 	pthread_once(&meta_once, meta_prepare);
-	for (k = 0; k < NMETA; k++)
-		if (!strcmp(meta_prepared[k].norm, q->norm) || is_substring(&meta_prepared[k], q))
-			return true;
+	{
+		bool held[NMETA] = { false }, any = false;
+		int f;
+
+		for (f = 0; f < nmeta_firsts; f++)
+			for (i = 0; i < q->ntok && !held[f]; i++)
+				held[f] = tok_eq(&meta_prepared[meta_firsts[f]], 0, q, i);
+		for (f = 0; f < nmeta_firsts; f++)
+			any = any || held[f];
+		if (!any)
+			return false;
+		for (k = 0; k < NMETA; k++)
+			if (held[meta_first[k]] && (!strcmp(meta_prepared[k].norm, q->norm) ||
+						    is_substring(&meta_prepared[k], q)))
+				return true;
+	}
 	return false;
 }
 
