@@ -93,6 +93,15 @@ struct run {
 	struct gen_totals tx_d;
 	size_t tx_rec;              /* the last stream written, for the progress hook */
 	int tx_group;
+	/*
+	 * The checkpointer (with group commit): a thread on its own connection
+	 * copies the WAL into the database when a commit leaves it past
+	 * GEN_CHECKPOINT_PAGES, so that no commit under the lock does it.
+	 */
+	struct store *ck;
+	pthread_t ck_th;
+	pthread_cond_t ck_cond;
+	bool ck_want, ck_stop;
 };
 
 struct worker {
@@ -438,6 +447,7 @@ static int defer(struct stream *s, struct agent_result *res)
  */
 #define GROUP_COMMIT_RESULTS 64
 #define GROUP_COMMIT_S 0.2
+#define GEN_CHECKPOINT_PAGES 1000 /* SQLite's own autocheckpoint */
 
 /* One consume() call: the stream and the batch's figures. */
 struct batch {
@@ -576,6 +586,10 @@ static void batch_commit(struct run *r)
 		rc = store_commit(r->st);
 		r->tx_open = false;
 		r->tx_results = 0;
+		if (!rc && r->ck && store_wal_pages(r->st) >= GEN_CHECKPOINT_PAGES) {
+			r->ck_want = true;
+			pthread_cond_signal(&r->ck_cond);
+		}
 	}
 	r->tx_d.t_store += now_s() - t0;
 	if (rc) {
@@ -1135,6 +1149,64 @@ static int write_held(struct run *r)
 	return 0;
 }
 
+/* The checkpointer thread: a passive checkpoint each time a commit asks for one. */
+static void *checkpointer(void *arg)
+{
+	struct run *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->ck_want && !r->ck_stop)
+			pthread_cond_wait(&r->ck_cond, &r->lock);
+		if (r->ck_stop)
+			break;
+		r->ck_want = false;
+		pthread_mutex_unlock(&r->lock);
+		/* a failed one loses nothing: the pages stay in the WAL for the next */
+		(void)store_checkpoint(r->ck);
+		pthread_mutex_lock(&r->lock);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/*
+ * Starts the checkpointer when the run commits in batches; without it (no
+ * second connection, no thread) SQLite checkpoints in the commits as usual.
+ */
+static void checkpointer_start(struct run *r)
+{
+	if (!r->group_commit || store_open(r->p->db, 0, &r->ck))
+		goto none;
+	if (store_defer_checkpoints(r->st, true))
+		goto none;
+	if (pthread_create(&r->ck_th, NULL, checkpointer, r)) {
+		store_defer_checkpoints(r->st, false);
+		goto none;
+	}
+	return;
+none:
+	store_close(r->ck);
+	r->ck = NULL;
+	err_clear();
+}
+
+static void checkpointer_stop(struct run *r)
+{
+	if (!r->ck)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->ck_stop = true;
+	pthread_cond_signal(&r->ck_cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->ck_th, NULL);
+	store_close(r->ck);
+	r->ck = NULL;
+	/* the store's later writes checkpoint themselves again */
+	if (store_defer_checkpoints(r->st, false))
+		err_clear();
+}
+
 int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_params *p,
 	    struct gen_totals *totals)
 {
@@ -1163,6 +1235,8 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	pthread_cond_init(&r.cond, NULL);
 	/* a brain's response cache writes on its own connection: no batch may hold the lock */
 	r.group_commit = !p->cache;
+	pthread_cond_init(&r.ck_cond, NULL);
+	checkpointer_start(&r);
 	rc = workers_start(&r, b, w, n);
 	for (i = 0; !rc && i < n; i++) {
 		if (pthread_create(&w[i].th, NULL, worker_main, &w[i])) {
@@ -1181,6 +1255,7 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 		pthread_join(w[i].th, NULL);
 	/* what the batch holds was written whole, also when the run failed after */
 	batch_commit(&r);
+	checkpointer_stop(&r);
 	if (!r.err && p->regenerate) {
 		rc = write_held(&r);
 		if (rc)
@@ -1211,6 +1286,7 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	free(r.recs);
 	free(w);
 	pthread_cond_destroy(&r.cond);
+	pthread_cond_destroy(&r.ck_cond);
 	pthread_mutex_destroy(&r.lock);
 	if (rc)
 		return rc;

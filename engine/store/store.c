@@ -598,6 +598,45 @@ void store_close(struct store *st)
 	free(st);
 }
 
+/* The WAL hook of store_defer_checkpoints(): counts, never checkpoints. */
+static int count_wal(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct store *st = arg;
+
+	(void)db;
+	(void)name;
+	st->wal_pages = pages;
+	return SQLITE_OK;
+}
+
+int store_defer_checkpoints(struct store *st, bool defer)
+{
+	if (st->readonly)
+		return err_set(ENG_EINVAL, "'%s': a read-only store writes no WAL", st->path);
+	/* each replaces the other's hook: autocheckpoint is a WAL hook of SQLite's */
+	if (defer)
+		sqlite3_wal_hook(st->db, count_wal, st);
+	else if (sqlite3_wal_autocheckpoint(st->db, STORE_WAL_PAGES) != SQLITE_OK)
+		return store__db_fail(st, "restoring checkpoints");
+	st->wal_pages = 0;
+	return 0;
+}
+
+int store_wal_pages(const struct store *st)
+{
+	return st->wal_pages;
+}
+
+int store_checkpoint(struct store *st)
+{
+	int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+
+	/* busy: a reader or another checkpointer holds what it needs; the next one copies it */
+	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+		return store__db_fail(st, "checkpointing");
+	return 0;
+}
+
 const char *store_path(const struct store *st)
 {
 	return st->path;

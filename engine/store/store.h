@@ -85,6 +85,22 @@ int store_open(const char *path, unsigned flags, struct store **out);
  */
 void store_close(struct store *st);
 
+/*
+ * Checkpoints on another thread. SQLite checkpoints the WAL into the
+ * database inside the commit that passes 1000 pages, so a writer that
+ * commits under a lock of its own holds it through the copy and the sync.
+ * store_defer_checkpoints(st, true) stops that on st (st's commits then
+ * only count the WAL's pages; store_wal_pages() reads the count after the
+ * last one; false restores SQLite's own checkpoints), and
+ * store_checkpoint() on a second connection to the same file copies what
+ * it can without blocking st's writes (a passive checkpoint). Closing the
+ * last connection checkpoints the rest, as always. Each returns 0, or
+ * ENG_EINVAL for a read-only store, ENG_EDB when SQLite fails.
+ */
+int store_defer_checkpoints(struct store *st, bool defer);
+int store_wal_pages(const struct store *st);
+int store_checkpoint(struct store *st);
+
 /* The path the store was opened with. Valid until store_close(). */
 const char *store_path(const struct store *st);
 

@@ -19,6 +19,7 @@
 /* 'PRXM': marks a file as a proxima store (PRAGMA application_id). */
 #define STORE_APP_ID 0x5052584d
 #define STORE_BUSY_MS 5000
+#define STORE_WAL_PAGES 1000 /* SQLite's default autocheckpoint */
 #define STORE_MAX_OPTIONS 26
 #define STORE_ID_MIN 16
 #define STORE_ID_MAX 64
@@ -43,6 +44,7 @@ struct store {
 	char *path;    /* as given to store_open() */
 	int readonly;  /* opened with STORE_READONLY */
 	int in_tx;     /* a store_begin() batch is open */
+	int wal_pages; /* the WAL's pages after the last commit (store_defer_checkpoints) */
 	struct store_stmt stmts[STORE_STMT_CACHE];
 };
 

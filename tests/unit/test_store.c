@@ -1468,6 +1468,66 @@ static void test_stats_reviewers(void **state)
 
 /* ============================== LLM cache ============================== */
 
+/* The size of f's WAL file, 0 when there is none. */
+static long wal_bytes(const struct fx *f)
+{
+	char p[128];
+	struct stat sb;
+
+	snprintf(p, sizeof(p), "%s-wal", f->path);
+	return stat(p, &sb) ? 0 : (long)sb.st_size;
+}
+
+/*
+ * Deferred checkpoints: with store_defer_checkpoints the commits count the
+ * WAL's pages and never copy them (past SQLite's 1000-page autocheckpoint
+ * the count keeps growing), a passive checkpoint on a second connection
+ * copies them (the next commit starts the WAL over), the data reads back
+ * whole, and false restores SQLite's own checkpoints.
+ */
+static void test_deferred_checkpoints(void **state)
+{
+	struct fx *f = *state;
+	struct store *ck = NULL;
+	char key[32], *body = malloc(9001), *resp = NULL;
+	int i, before;
+
+	assert_non_null(body);
+	memset(body, 'x', 9000);
+	body[9000] = '\0';
+	fx_open(f);
+	assert_int_equal(store_defer_checkpoints(f->st, true), 0);
+	for (i = 0; i < 700; i++) { /* 700 x 9 kB: about 1700 pages of 4 kB */
+		snprintf(key, sizeof(key), "k%d", i);
+		assert_int_equal(store_cache_put(f->st, key, NULL, body, 200, 1), 0);
+	}
+	before = store_wal_pages(f->st);
+	assert_true(before > 1500);
+	assert_true(wal_bytes(f) > 1500L * 4096);
+	assert_int_equal(store_open(f->path, 0, &ck), 0);
+	assert_int_equal(store_checkpoint(ck), 0);
+	/* copied: the next commit writes from the WAL's start again */
+	assert_int_equal(store_cache_put(f->st, "after", NULL, "{}", 200, 1), 0);
+	assert_true(store_wal_pages(f->st) < 10);
+	assert_int_equal(store_cache_get(ck, "k699", &resp, NULL), 0);
+	assert_int_equal((int)strlen(resp), 9000);
+	free(resp);
+	store_close(ck);
+	/*
+	 * SQLite's checkpoints again: the WAL is copied inside the commits and
+	 * written over from its start, so 1700 more pages leave the file its
+	 * size (deferred, it would grow to twice that)
+	 */
+	assert_int_equal(store_defer_checkpoints(f->st, false), 0);
+	before = (int)(wal_bytes(f) / 4096);
+	for (i = 0; i < 700; i++) {
+		snprintf(key, sizeof(key), "m%d", i);
+		assert_int_equal(store_cache_put(f->st, key, NULL, body, 200, 1), 0);
+	}
+	assert_true(wal_bytes(f) / 4096 <= before + 8);
+	free(body);
+}
+
 static void test_cache(void **state)
 {
 	struct fx *f = *state;
@@ -1525,6 +1585,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stats_groups_exact, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_stats_reviewers, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_cache, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_deferred_checkpoints, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
