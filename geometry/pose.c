@@ -182,6 +182,43 @@ size_t pose_sample_nearest(const struct pose_sample *s, size_t n, int64_t t)
 	return time_nearest_index(s, n, sizeof(*s), t, INT64_MAX);
 }
 
+/*
+ * The interval pose_sample_at() found last in each of a few arrays, per
+ * thread: the scene and the visibility scans ask for times a frame or a
+ * sample apart, so the next time usually falls in the same interval or
+ * the next one, which two comparisons confirm before any binary search. A
+ * hint is only a guess, checked against the array itself (a stale one,
+ * even for a freed array's address, just misses).
+ */
+#define POSE_HINTS 64
+
+struct pose_hint {
+	const struct pose_sample *s;
+	size_t i;
+};
+
+static _Thread_local struct pose_hint pose_hints[POSE_HINTS];
+
+/* The last i with s[i].t_ns <= t, for s[0].t_ns < t < s[n - 1].t_ns. */
+static size_t floor_hinted(const struct pose_sample *s, size_t n, int64_t t)
+{
+	struct pose_hint *h = &pose_hints[((uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58];
+	size_t i = h->i;
+
+	if (h->s == s && i + 1 < n && s[i].t_ns <= t) {
+		if (t < s[i + 1].t_ns)
+			return i;
+		if (i + 2 < n && t < s[i + 2].t_ns) {
+			h->i = i + 1;
+			return i + 1;
+		}
+	}
+	i = time_floor_index(s, n, sizeof(*s), t);
+	h->s = s;
+	h->i = i;
+	return i;
+}
+
 int pose_sample_at(const struct pose_sample *s, size_t n, int64_t t,
 		   int64_t tol_ns, struct pose *out)
 {
@@ -202,7 +239,7 @@ int pose_sample_at(const struct pose_sample *s, size_t n, int64_t t,
 		*out = s[n - 1].pose;
 		return 0;
 	}
-	i = time_floor_index(s, n, sizeof(*s), t);
+	i = floor_hinted(s, n, t);
 	t0 = s[i].t_ns;
 	t1 = s[i + 1].t_ns;
 	if (t1 == t0) {

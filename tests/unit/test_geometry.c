@@ -74,6 +74,56 @@ static void test_pose_normalize(void **state)
 	assert_int_equal(pose_normalize(&p), ENG_EINVAL);
 }
 
+/*
+ * pose_sample_at's interval hints change nothing: on an array with
+ * repeated and uneven timestamps, times asked in order, backwards, at
+ * random and alternating between two arrays give bit for bit the pose of
+ * the interval a binary search finds, interpolated by pose_interp.
+ */
+static void test_pose_sample_hinted(void **state)
+{
+	enum { N = 400 };
+	static struct pose_sample a[N], b[N];
+	uint64_t st = 7;
+	int64_t t = 0;
+	int i, q;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		t += (int64_t)((st >> 40) % 5) * 1000; /* steps of 0..4 us: repeats too */
+		a[i].t_ns = b[i].t_ns = t;
+		pose_set(&a[i].pose, 0, 0, (float)sin(i * 0.1), (float)cos(i * 0.1), (float)i, 0, 0);
+		pose_set(&b[i].pose, (float)sin(i * 0.2), 0, 0, (float)cos(i * 0.2), 0, (float)i, 0);
+	}
+	for (q = 0; q < 20000; q++) {
+		const struct pose_sample *s = q % 3 == 2 ? b : a;
+		int64_t tq;
+		struct pose got, want;
+		size_t k;
+
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		if (q < 5000)
+			tq = a[0].t_ns + (int64_t)q * (t / 5000);          /* forward */
+		else if (q < 10000)
+			tq = t - (int64_t)(q - 5000) * (t / 5000);         /* backward */
+		else
+			tq = (int64_t)((st >> 20) % (uint64_t)(t + 1));    /* anywhere */
+		assert_int_equal(pose_sample_at(s, N, tq, INT64_MAX / 2, &got), 0);
+		if (tq <= s[0].t_ns || tq >= s[N - 1].t_ns)
+			continue;
+		k = time_floor_index(s, N, sizeof(*s), tq);
+		if (s[k + 1].t_ns == s[k].t_ns)
+			want = s[k].pose;
+		else
+			pose_interp(&s[k].pose, &s[k + 1].pose,
+				    (float)((double)(tq - s[k].t_ns) /
+					    (double)(s[k + 1].t_ns - s[k].t_ns)), &want);
+		assert_memory_equal(got.q, want.q, sizeof(got.q));
+		assert_memory_equal(got.t, want.t, sizeof(got.t));
+	}
+}
+
 static void test_pose_sample_at(void **state)
 {
 	struct pose_sample s[3];
@@ -252,6 +302,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pose_apply_and_inverse),
 		cmocka_unit_test(test_pose_interp_slerp),
+		cmocka_unit_test(test_pose_sample_hinted),
 		cmocka_unit_test(test_pose_normalize),
 		cmocka_unit_test(test_pose_sample_at),
 		cmocka_unit_test(test_bev_heading_and_yaw),
