@@ -1256,22 +1256,64 @@ static bool prior_spans(const struct qc_context *ctx, const struct qc_params *p,
 	return m >= n;
 }
 
-/* How a set is being drawn. */
 /*
- * The options rendered so far in one design, by answer: the sweeps draw
- * the same few prior answers again and again, and rendering (the
+ * The options rendered so far, by answer: the sweeps draw the same few
+ * prior answers again and again, design after design, and rendering (the
  * template lookups, the text preparation) is a pure function of the
- * answer for a design's settings and style.
+ * answer for the discretisation settings and the style. One memo per
+ * thread, kept across designs while the settings and style stay the
+ * same (emptied when they change), the oldest entry replaced when full.
  */
-#define RENDER_MEMO 48
+#define RENDER_MEMO 96
 
 struct render_memo {
 	int n, next;
+	int style;
+	struct disc_params disc;
 	struct {
 		struct answer key;  /* the answer as drawn, before normalising */
 		struct opt o;       /* what render_opt made of it (text empty: unusable) */
 	} e[RENDER_MEMO];
 };
+
+static _Thread_local struct render_memo *thread_memo;
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static bool memo_key_ok;
+
+static void memo_key_make(void)
+{
+	/* the thread's memo is freed when the thread ends */
+	memo_key_ok = pthread_key_create(&memo_key, free) == 0;
+}
+
+/* The calling thread's memo for settings p and style, or NULL without memory. */
+static struct render_memo *memo_get(const struct qc_params *p, int style)
+{
+	struct render_memo *m = thread_memo;
+
+	if (!m) {
+		pthread_once(&memo_once, memo_key_make);
+		if (!memo_key_ok)
+			return NULL;
+		m = malloc(sizeof(*m));
+		if (!m)
+			return NULL;
+		if (pthread_setspecific(memo_key, m)) {
+			free(m);
+			return NULL;
+		}
+		m->n = 0;
+		thread_memo = m;
+	}
+	/* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just empties it */
+	if (!m->n || m->style != style || memcmp(&m->disc, &p->disc, sizeof(m->disc))) {
+		m->n = m->next = 0;
+		m->style = style;
+		m->disc = p->disc;
+	}
+	return m;
+}
 
 struct draw {
 	struct rng *r;
@@ -1466,7 +1508,7 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 	memset(out, 0, sizeof(*out));
 	{
 		struct draw d = { &rng, ctx, p, style, kind_groups(truth->kind), 0, NULL, brain,
-				  nbrain, malloc(sizeof(struct render_memo)) };
+				  nbrain, memo_get(p, style) };
 
 		/* a recording with few candidates of the group leans on the broad prior */
 		d.broad = ctx->nprior >= (size_t)(8 * n) ? BROAD_SHARE
@@ -1483,15 +1525,12 @@ int qc_build_options(const struct answer *truth, const struct qc_context *ctx,
 		}
 		d.w = calloc(ctx->nprior + 1, sizeof(*d.w));
 		if (!d.w) {
-			free(d.memo);
 			rc = ENG_ENOMEM;
 			goto out;
 		}
-		if (d.memo)
-			d.memo->n = d.memo->next = 0; /* without memory, every option is rendered */
+		/* without memory for a memo (d.memo NULL), every option is rendered */
 		rc = design(&d, o, n, question ? qt : NULL);
 		free(d.w);
-		free(d.memo);
 	}
 	if (rc) {
 		rc = 0;
