@@ -44,8 +44,12 @@ CFLAGS   += $(OPT) $(CFLAGS_WARN) -fopenmp
 # results, traces) on two threads, where glibc's malloc took a tenth of the
 # time. The sanitizer build keeps the sanitizers' allocator (MALLOC_LIB=).
 MALLOC_LIB ?= -lmimalloc
-LDLIBS   += $(MALLOC_LIB) -lcjson -lcurl -lcrypto -lsqlite3 -lmicrohttpd \
-	-lturbojpeg -lzstd -llz4 -lm -fopenmp
+# libcurl and libmicrohttpd are loaded when first used too
+# (engine/llm/curldl.h, engine/out/mhddl.h); the tests and benchmarks that
+# call them as clients link them (TEST_LDLIBS).
+LDLIBS   += $(MALLOC_LIB) -lcjson -lcrypto -lsqlite3 \
+	-lturbojpeg -lzstd -llz4 -lm -ldl -fopenmp
+TEST_LDLIBS = -lcurl -lmicrohttpd
 
 BUILD    ?= build
 VERSION  := 0.2.0
@@ -142,11 +146,11 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libproxima.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS) $(TEST_LDLIBS) -lcmocka
 
 $(BUILD)/tests/llm_stub: $(STUB_SRC) $(BUILD)/libproxima.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -o $@ $(STUB_SRC) $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -o $@ $(STUB_SRC) $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS) $(TEST_LDLIBS)
 
 # ffmpeg is only needed by the tests of export --frames and the video review test.
 test: deps $(BUILD)/proxima $(TEST_BIN) $(STUB_BIN)
@@ -162,7 +166,7 @@ bench: deps $(BUILD)/proxima $(BENCH_BIN) $(STUB_BIN)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libproxima.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(I_all) $(CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/libproxima.a $(LDFLAGS) $(LDLIBS) $(TEST_LDLIBS)
 
 demo: all
 	@sh scripts/demo.sh

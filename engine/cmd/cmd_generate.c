@@ -781,8 +781,9 @@ static int generate_main(int argc, char **argv, int regen)
 		rc = CMD_FAILED;
 		goto out;
 	}
-	if (llm_global_init()) {
-		error("cannot initialise libcurl");
+	/* the local brain makes no request: only the others load libcurl */
+	if (o.brain.kind != BRAIN_LOCAL && llm_global_init()) {
+		error("cannot initialise libcurl: %s", err_msg());
 		rc = CMD_FAILED;
 		goto out;
 	}

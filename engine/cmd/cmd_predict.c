@@ -156,7 +156,7 @@ int cmd_predict(int argc, char **argv)
 	if (!quiet && isatty(2))
 		p.progress = on_progress;
 	if (llm_global_init()) {
-		error("predict: cannot initialise libcurl");
+		error("predict: cannot initialise libcurl: %s", err_msg());
 		return CMD_FAILED;
 	}
 	err_clear();

@@ -16,10 +16,12 @@
 #include <string.h>
 #include <time.h>
 
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
 #include "buf.h"
+#include "curldl.h"
 #include "err.h"
 #include "rng.h"
 #include "banned.h"
@@ -28,16 +30,25 @@
 
 /* ===================== Global setup ===================== */
 
+static bool curl_ready; /* llm_global_init() succeeded */
+
 int llm_global_init(void)
 {
+	int rc = curldl_load();
+
+	if (rc)
+		return rc;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return err_set(ENG_EHTTP, "curl_global_init failed");
+	curl_ready = true;
 	return 0;
 }
 
 void llm_global_cleanup(void)
 {
-	curl_global_cleanup();
+	if (curl_ready)
+		curl_global_cleanup();
+	curl_ready = false;
 }
 
 /* ===================== Small helpers ===================== */
@@ -1090,6 +1101,10 @@ static int client_curl(struct llm_client *c)
 	struct curl_slist *h = NULL;
 	int rc = 0;
 
+	/* llm_global_init() loaded it; a caller that skipped it gets an error, not a crash */
+	rc = curldl_load();
+	if (rc)
+		return rc;
 	c->curl = curl_easy_init();
 	if (!c->curl)
 		return err_set(ENG_EHTTP, "curl_easy_init failed");

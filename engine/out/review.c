@@ -38,6 +38,7 @@
 #include "err.h"
 #include "export.h"
 #include "framecache.h"
+#include "mhddl.h"
 #include "jsonfile.h"
 #include "report.h"
 #include "store.h"
@@ -1868,6 +1869,9 @@ int review_server_start(const struct review_config *cfg, struct review_server **
 	if (cfg->threads < 0 || cfg->threads > 64 || cfg->per_ip_limit < 0 ||
 	    cfg->request_timeout_ms < 0)
 		return err_set(ENG_EINVAL, "review: threads must be 0..64 and the limits not negative");
+	rc = mhddl_load();
+	if (rc)
+		return rc;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ENG_ENOMEM;
