@@ -10,6 +10,7 @@
 
 #include "answer.h"
 #include "err.h"
+#include "hash.h"
 #include "qc.h"
 #include "rng.h"
 
@@ -25,6 +26,7 @@
 struct toks {
 	int n;
 	char t[TOK_MAX][TOK_LEN];
+	uint64_t h[TOK_MAX]; /* FNV-1a of each token: compared before the text */
 };
 
 struct item {
@@ -64,16 +66,19 @@ static void tokenize(const char *s, struct toks *out)
 			s++;
 		}
 		out->t[out->n][k] = '\0';
+		out->h[out->n] = hash_fnv1a(HASH_FNV_BASIS, out->t[out->n], k);
 		out->n++;
 	}
 }
 
-static bool has_tok(const struct toks *t, const char *w)
+/* Token k of u occurs in t. */
+static bool has_tok(const struct toks *t, const struct toks *u, int k)
 {
+	uint64_t h = u->h[k];
 	int i;
 
 	for (i = 0; i < t->n; i++)
-		if (!strcmp(t->t[i], w))
+		if (t->h[i] == h && !strcmp(t->t[i], u->t[k]))
 			return true;
 	return false;
 }
@@ -228,7 +233,7 @@ static double jaccard(const struct toks *a, const struct toks *b)
 	int i, inter = 0, uni = b->n;
 
 	for (i = 0; i < a->n; i++) {
-		if (has_tok(b, a->t[i]))
+		if (has_tok(b, a, i))
 			inter++;
 		else
 			uni++;
@@ -255,7 +260,7 @@ static double shared_tokens(const struct item *it, int i)
 
 	for (t = 0; t < it->ot[i].n; t++)
 		for (j = 0; j < it->n; j++)
-			if (j != i && has_tok(&it->ot[j], it->ot[i].t[t]))
+			if (j != i && has_tok(&it->ot[j], &it->ot[i], t))
 				s++;
 	return s;
 }
@@ -266,7 +271,7 @@ static double overlap_q(const struct item *it, int i)
 	int t;
 
 	for (t = 0; t < it->ot[i].n; t++)
-		if (strlen(it->ot[i].t[t]) > 2 && has_tok(&it->qt, it->ot[i].t[t]))
+		if (strlen(it->ot[i].t[t]) > 2 && has_tok(&it->qt, &it->ot[i], t))
 			s++;
 	return s;
 }
@@ -396,14 +401,14 @@ static int features(const struct item *it, int i, uint32_t *f)
 		int shared = 0;
 
 		for (j = 0; j < it->n; j++)
-			if (j != i && has_tok(&it->ot[j], t->t[k]))
+			if (j != i && has_tok(&it->ot[j], t, k))
 				shared++;
 		snprintf(b, sizeof(b), "%d", shared);
 		f[n++] = fhash("w", t->t[k], 1);
 		f[n++] = fhash(t->t[k], b, 2);          /* token x how many others share it */
 		if (k + 1 < t->n)
 			f[n++] = fhash(t->t[k], t->t[k + 1], 3); /* bigram */
-		if (has_tok(&it->qt, t->t[k]))
+		if (has_tok(&it->qt, t, k))
 			f[n++] = fhash("q", t->t[k], 4);
 	}
 	for (j = 0; j < it->n; j++)
