@@ -827,6 +827,11 @@ int llm_parse_retry_after(const char *value, time_t now, long *ms)
 		*ms = to_long(v * 1000 + 0.5);
 		return 0;
 	}
+	/* a date needs libcurl's parser: a reply parsed without a client loads it here */
+	if (curldl_load()) {
+		err_clear();
+		return ENG_EINVAL;
+	}
 	t = curl_getdate(value, NULL);
 	if (t == (time_t)-1)
 		return ENG_EINVAL;
@@ -1811,7 +1816,8 @@ static int attempt_outcome(struct llm_client *c, struct attempt *a, int attempt,
 	if (a->status == 0) {
 		out->error.curl_code = (int)a->cc;
 		copy_field(out->error.message, sizeof(out->error.message),
-			   c->errbuf[0] ? c->errbuf : curl_easy_strerror(a->cc));
+			   c->errbuf[0] ? c->errbuf
+			   : !curldl_load() ? curl_easy_strerror(a->cc) : "transport error");
 		if (a->too_big)
 			return err_set(ENG_ETOOBIG, "llm: %s: response larger than %zu bytes",
 				       c->shown_url, c->cfg.max_response_bytes);
