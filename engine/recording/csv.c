@@ -8,24 +8,47 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "banned.h"
 #include "err.h"
 
+/*
+ * The reader keeps its own buffer: the file is read in large blocks and
+ * each line is split where it lies, instead of getline() copying it out.
+ * CSV_PAD bytes before the data and after its end are always readable
+ * (zeroed), so that the cell scanner and the number readers may load 16
+ * bytes past a line's end or 16 before a cell's start; what they load
+ * outside the cell is masked off.
+ */
+#define CSV_PAD 64
+#define CSV_BLOCK ((size_t)256 << 10) /* first buffer size and read size */
+
 struct csv {
-	FILE *f;
+	int fd;
 	char *path;       /* as given to csv_open */
-	char *line;       /* current line, split in place into cells */
-	size_t line_cap;  /* getline allocation */
+	char *mem;        /* the allocation: CSV_PAD, cap bytes of data, CSV_PAD */
+	char *buf;        /* mem + CSV_PAD */
+	size_t cap;       /* data bytes the buffer holds */
+	size_t beg, end;  /* unread data: buf[beg, end) */
+	size_t scanned;   /* bytes from beg already known to hold no newline */
+	bool eof;
+	char *line;       /* current line, in buf, split in place into cells */
+	size_t line_len;  /* its length without the end of line */
 	size_t lineno;    /* 1-based line number of `line` */
 	char *hdr_buf;    /* copy of the header line, split into names */
 	char **hdr;       /* header names, pointing into hdr_buf */
 	size_t nhdr;
 	char **cell;      /* cells of the current row, pointing into line */
+	uint32_t *clen;   /* their lengths */
 	size_t ncell;
 	size_t cell_cap;
 	size_t file_bytes;  /* the file's size at open, 0 when unknown */
@@ -34,33 +57,96 @@ struct csv {
 	size_t raw_bytes;   /* the last line read, with its end of line */
 };
 
-/* Reads one raw line into c->line without its end of line. 1, 0 at EOF, <0. */
-static int read_line(struct csv *c)
+/* Makes room after buf[end] and reads the next block. 0 or <0. */
+static int fill(struct csv *c)
 {
 	ssize_t n;
 	int e;
 
-	errno = 0;
-	n = getline(&c->line, &c->line_cap, c->f);
+	if (c->beg) {
+		memmove(c->buf, c->buf + c->beg, c->end - c->beg);
+		c->end -= c->beg;
+		c->beg = 0;
+	}
+	if (c->end >= (size_t)CSV_MAX_LINE + 2)
+		return err_set(ENG_ETOOBIG, "%s:%zu: line longer than %u bytes", c->path,
+			       c->lineno + 1, CSV_MAX_LINE);
+	if (c->end == c->cap) {
+		size_t cap = c->cap * 2;
+		char *m = realloc(c->mem, cap + 2 * CSV_PAD);
+
+		if (!m)
+			return ENG_ENOMEM;
+		c->mem = m;
+		c->buf = m + CSV_PAD;
+		c->cap = cap;
+	}
+	do {
+		n = read(c->fd, c->buf + c->end, c->cap - c->end);
+	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		e = errno;
-		if (ferror(c->f))
-			return err_set(ENG_EIO, "%s:%zu: read error: %s", c->path,
-				       c->lineno + 1, strerror(e ? e : EIO));
-		return 0;
+		return err_set(ENG_EIO, "%s:%zu: read error: %s", c->path, c->lineno + 1,
+			       strerror(e ? e : EIO));
 	}
+	if (n == 0)
+		c->eof = true;
+	c->end += (size_t)n;
+	memset(c->buf + c->end, 0, CSV_PAD);
+	return 0;
+}
+
+/* Reads one raw line into c->line without its end of line. 1, 0 at EOF, <0. */
+static int read_line(struct csv *c)
+{
+	char *s, *nl;
+	size_t n;
+	int rc;
+
+	for (;;) {
+		s = c->buf + c->beg;
+		nl = memchr(s + c->scanned, '\n', c->end - c->beg - c->scanned);
+		if (nl)
+			break;
+		c->scanned = c->end - c->beg;
+		if (c->eof) {
+			if (c->beg == c->end)
+				return 0;
+			nl = c->buf + c->end; /* a last line without a newline */
+			break;
+		}
+		rc = fill(c);
+		if (rc)
+			return rc;
+	}
+	n = (size_t)(nl - s);
 	c->lineno++;
-	c->raw_bytes = (size_t)n;
-	if (n > 0 && c->line[n - 1] == '\n')
-		c->line[--n] = '\0';
-	if (n > 0 && c->line[n - 1] == '\r')
-		c->line[--n] = '\0';
-	if ((size_t)n > CSV_MAX_LINE)
+	c->raw_bytes = n + (nl < c->buf + c->end);
+	c->beg += c->raw_bytes;
+	c->scanned = 0;
+	/*
+	 * The line is not terminated here: a byte stored now would stall the
+	 * wide loads of the cell scanner and the number readers that follow
+	 * (a load cannot take its bytes from a smaller store still in flight).
+	 * Whoever needs a C string writes its terminator (line_cstr).
+	 */
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	c->line = s;
+	c->line_len = n;
+	if (n > CSV_MAX_LINE)
 		return err_set(ENG_ETOOBIG, "%s:%zu: line longer than %u bytes", c->path,
 			       c->lineno, CSV_MAX_LINE);
-	if (memchr(c->line, '\0', (size_t)n))
+	if (memchr(s, '\0', n))
 		return err_set(ENG_EPARSE, "%s:%zu: NUL byte in line", c->path, c->lineno);
 	return 1;
+}
+
+/* The current line as a C string. */
+static char *line_cstr(struct csv *c)
+{
+	c->line[c->line_len] = '\0';
+	return c->line;
 }
 
 /* push_cell() when the cell array is full: grows it, then adds s. */
@@ -68,6 +154,7 @@ static int grow_cells(struct csv *c, char *s)
 {
 	size_t cap = c->cell_cap ? c->cell_cap * 2 : 32;
 	char **p;
+	uint32_t *l;
 
 	if (c->ncell >= CSV_MAX_CELLS)
 		return err_set(ENG_ETOOBIG, "%s:%zu: more than %d cells", c->path, c->lineno,
@@ -76,6 +163,10 @@ static int grow_cells(struct csv *c, char *s)
 	if (!p)
 		return ENG_ENOMEM;
 	c->cell = p;
+	l = realloc(c->clen, cap * sizeof(*l));
+	if (!l)
+		return ENG_ENOMEM;
+	c->clen = l;
 	c->cell_cap = cap;
 	c->cell[c->ncell++] = s;
 	return 0;
@@ -100,6 +191,8 @@ static int split(struct csv *c, char *s)
 
 	c->ncell = 0;
 	for (;;) {
+		char *at = s;
+
 		if (*s == '"') {
 			char *r = s + 1, *w = s;
 
@@ -124,6 +217,7 @@ static int split(struct csv *c, char *s)
 			rc = push_cell(c, s);
 			if (rc)
 				return rc;
+			c->clen[c->ncell - 1] = (uint32_t)(w - s);
 			if (!*r)
 				return 0;
 			s = r + 1;
@@ -135,11 +229,59 @@ static int split(struct csv *c, char *s)
 		/* cells are short: a plain scan beats strcspn's setup */
 		while (*s && *s != ',')
 			s++;
+		c->clen[c->ncell - 1] = (uint32_t)(s - at);
 		if (!*s)
 			return 0;
 		*s++ = '\0';
 	}
 }
+
+#if defined(__SSE2__)
+/*
+ * split() for a line of the buffer (n bytes, 16 past its end readable):
+ * the commas found 16 bytes at a time. A line with a double quote goes
+ * to split(), which knows the quoting rules. The cells are recorded by
+ * start and length and not terminated (see read_line); csv_cell() writes
+ * a cell's terminator over the comma after it when asked for the text.
+ */
+static int split_line(struct csv *c, char *s, size_t n)
+{
+	const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"');
+	size_t i, k;
+	int rc;
+
+	c->ncell = 0;
+	rc = push_cell(c, s);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		unsigned lim = n - i < 16 ? (1u << (n - i)) - 1 : 0xffffu;
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)) & lim;
+
+		if ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) & lim) {
+			s[n] = '\0';
+			return split(c, s);
+		}
+		while (m) {
+			rc = push_cell(c, s + i + (size_t)__builtin_ctz(m) + 1);
+			if (rc)
+				return rc;
+			m &= m - 1;
+		}
+	}
+	for (k = 0; k + 1 < c->ncell; k++)
+		c->clen[k] = (uint32_t)(c->cell[k + 1] - c->cell[k] - 1);
+	c->clen[k] = (uint32_t)(s + n - c->cell[k]);
+	return 0;
+}
+#else
+static int split_line(struct csv *c, char *s, size_t n)
+{
+	s[n] = '\0';
+	return split(c, s);
+}
+#endif
 
 int csv_open(const char *path, struct csv **out)
 {
@@ -149,26 +291,32 @@ int csv_open(const char *path, struct csv **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return ENG_ENOMEM;
+	c->fd = -1;
 	c->path = strdup(path);
 	if (!c->path) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	c->f = fopen(path, "r");
-	if (!c->f) {
+	c->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0) {
 		e = errno;
 		rc = err_set(e == ENOENT ? ENG_ENOENT : ENG_EIO, "cannot open '%s': %s", path,
 			     strerror(e));
 		goto out;
 	}
-	/* one reader per file: getline need not lock the stream at each line */
-	__fsetlocking(c->f, FSETLOCKING_BYCALLER);
 	{
 		struct stat st;
 
-		if (!fstat(fileno(c->f), &st) && S_ISREG(st.st_mode) && st.st_size > 0)
+		if (!fstat(c->fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0)
 			c->file_bytes = (size_t)st.st_size;
 	}
+	c->cap = CSV_BLOCK;
+	c->mem = calloc(1, c->cap + 2 * CSV_PAD);
+	if (!c->mem) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	c->buf = c->mem + CSV_PAD;
 	rc = read_line(c);
 	c->hdr_bytes = c->raw_bytes;
 	if (rc == 0)
@@ -176,7 +324,7 @@ int csv_open(const char *path, struct csv **out)
 	if (rc < 0)
 		goto out;
 	{
-		char *h = c->line;
+		char *h = line_cstr(c);
 		size_t i, j;
 
 		if (!strncmp(h, "\xEF\xBB\xBF", 3))
@@ -229,13 +377,14 @@ void csv_free(struct csv *c)
 {
 	if (!c)
 		return;
-	if (c->f)
-		fclose(c->f);
+	if (c->fd >= 0)
+		close(c->fd);
 	free(c->path);
-	free(c->line);
+	free(c->mem);
 	free(c->hdr_buf);
 	free(c->hdr);
 	free(c->cell);
+	free(c->clen);
 	free(c);
 }
 
@@ -269,12 +418,12 @@ int csv_next(struct csv *c)
 			c->ncell = 0;
 			return rc;
 		}
-		if (c->line[0])
+		if (c->line_len)
 			break;
 	}
 	if (!c->first_bytes)
 		c->first_bytes = c->raw_bytes;
-	rc = split(c, c->line);
+	rc = split_line(c, c->line, c->line_len);
 	if (rc)
 		return rc;
 	if (c->ncell != c->nhdr)
@@ -306,7 +455,10 @@ size_t csv_ncols(const struct csv *c)
 
 const char *csv_cell(const struct csv *c, size_t col)
 {
-	return col < c->ncell ? c->cell[col] : "";
+	if (col >= c->ncell)
+		return "";
+	c->cell[col][c->clen[col]] = '\0';
+	return c->cell[col];
 }
 
 const char *csv_header(const struct csv *c, size_t col)
@@ -364,7 +516,17 @@ static int empty_cell(const struct csv *c, size_t col)
 	return csv_err(c, ENG_EPARSE, "column '%s' is empty", csv_header(c, col));
 }
 
-/* strtod on the whole cell; no leading space, no trailing junk. */
+/* The length of cell `col` of the current row (0 past the end). */
+static inline size_t cell_len(const struct csv *c, size_t col)
+{
+	return col < c->ncell ? c->clen[col] : 0;
+}
+
+static const double csv_p10[23] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
 /*
  * Clinger's fast path for the plain decimals recordings hold,
  * [-+]digits[.digits]: when the digits make an integer m < 2^53 and at
@@ -372,12 +534,8 @@ static int empty_cell(const struct csv *c, size_t col)
  * division of two exact doubles, so the value equals strtod's. False
  * (nothing stored) for anything else, which strtod then reads.
  */
-static bool fast_f64(const char *s, double *out)
+static bool scan_f64(const char *s, double *out)
 {
-	static const double p10[23] = {
-		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-	};
 	const char *p, *q;
 	uint64_t m = 0;
 	bool neg = *s == '-';
@@ -398,22 +556,121 @@ static bool fast_f64(const char *s, double *out)
 	}
 	if (*p || !nd || k > 22 || m >= (uint64_t)1 << 53)
 		return false;
-	v = (double)m / p10[k];
+	v = (double)m / csv_p10[k];
 	*out = neg ? -v : v;
 	return true;
 }
 
+#if defined(__SSE2__)
+/*
+ * The value of the cnt (0..8) digits that end at `end`, eight at a time
+ * without a loop (Lemire's SWAR method): the 8 bytes before `end` are
+ * loaded, those before the digits replaced by '0'. The bytes loaded lie
+ * in the reader's buffer (CSV_PAD before its data).
+ */
+static inline uint64_t swar8(const char *end, unsigned cnt)
+{
+	static const uint64_t keep[9] = {
+		0, 0xff00000000000000ull, 0xffff000000000000ull, 0xffffff0000000000ull,
+		0xffffffff00000000ull, 0xffffffffff000000ull, 0xffffffffffff0000ull,
+		0xffffffffffffff00ull, 0xffffffffffffffffull,
+	};
+	const uint64_t zeros = 0x3030303030303030ull;
+	uint64_t w;
+
+	memcpy(&w, end - 8, 8);
+	w = ((w & keep[cnt]) | (zeros & ~keep[cnt])) - zeros;
+	w = w * 10 + (w >> 8);
+	w = ((w & 0x000000ff000000ffull) * 0x000f424000000064ull +
+	     ((w >> 16) & 0x000000ff000000ffull) * 0x0000271000000001ull) >> 32;
+	return w;
+}
+
+static const uint64_t csv_p10u[17] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+	10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+	100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+};
+
+/* The value of the cnt (0..16) digits that end at `end`. */
+static inline uint64_t swar16(const char *end, unsigned cnt)
+{
+	if (cnt <= 8)
+		return swar8(end, cnt);
+	return swar8(end - 8, cnt - 8) * 100000000u + swar8(end, 8);
+}
+
+/*
+ * Where the bytes p[0..n) (n <= 16; 16 bytes readable) are all digits but
+ * at most one '.', sets *ip to the digits before the point and returns
+ * true.
+ */
+static inline bool digits_dot(const char *p, size_t n, unsigned *ip)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+	unsigned lim = (1u << n) - 1;
+	unsigned dig = (unsigned)_mm_movemask_epi8(
+		_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)) & lim;
+	unsigned dot = (unsigned)_mm_movemask_epi8(
+		_mm_cmpeq_epi8(v, _mm_set1_epi8('.'))) & lim;
+
+	if ((dig | dot) != lim || (dot & (dot - 1)))
+		return false;
+	*ip = dot ? (unsigned)__builtin_ctz(dot) : (unsigned)n;
+	return true;
+}
+
+/*
+ * scan_f64() for a cell of the buffer whose length is known, terminated
+ * or not: up to 16 characters after the sign are checked 16 at a time and
+ * their digits read 8 at a time, with no branch on each character. False
+ * for anything else (scan_f64 and strtod then read the cell).
+ */
+static inline bool fast_f64(const char *s, size_t len, double *out)
+{
+	const char *p = s + (*s == '-' || *s == '+');
+	size_t n = len - (size_t)(p - s);
+	unsigned ip, k;
+	uint64_t m, bits;
+	double v;
+
+	if (n == 0 || n > 16 || !digits_dot(p, n, &ip))
+		return false;
+	k = ip < n ? (unsigned)n - ip - 1 : 0;
+	if (ip + k == 0)
+		return false;
+	/* at most 16 digits: m < 10^16, exact in 64 bits */
+	m = swar16(p + ip, ip) * csv_p10u[k] + swar16(p + n, k);
+	if (m >= (uint64_t)1 << 53)
+		return false;
+	v = (double)m / csv_p10[k];
+	/* the sign without a branch: signs of measured values are random */
+	memcpy(&bits, &v, sizeof(bits));
+	bits |= (uint64_t)(*s == '-') << 63;
+	memcpy(out, &bits, sizeof(bits));
+	return true;
+}
+#endif
+
 static int parse_f64(const struct csv *c, size_t col, double *out)
 {
-	const char *s = csv_cell(c, col);
+	size_t len = cell_len(c, col);
+	const char *s;
 	char *end;
 	double v;
 
-	if (!*s)
+	if (!len)
 		return empty_cell(c, col);
+#if defined(__SSE2__)
+	s = c->cell[col];
+	if (*s != ' ' && *s != '\t' && fast_f64(s, len, out))
+		return 0;
+#endif
+	s = csv_cell(c, col);
 	if (*s == ' ' || *s == '\t')
 		return bad_cell(c, col, "is not a number");
-	if (fast_f64(s, out))
+	if (scan_f64(s, out))
 		return 0;
 	errno = 0;
 	v = strtod(s, &end);
@@ -454,12 +711,30 @@ int csv_f64_nan(const struct csv *c, size_t col, double *out)
 
 int csv_i64(const struct csv *c, size_t col, int64_t *out)
 {
-	const char *s = csv_cell(c, col);
+	const char *s;
 	char *end;
 	long long v;
 
-	if (!*s)
+	if (!cell_len(c, col))
 		return empty_cell(c, col);
+#if defined(__SSE2__)
+	{
+		/* up to 16 digits: checked and read without a loop, unterminated */
+		const char *q = c->cell[col];
+		const char *p = q + (*q == '-' || *q == '+');
+		size_t n = c->clen[col] - (size_t)(p - q);
+		unsigned ip;
+
+		if (n >= 1 && n <= 16 && digits_dot(p, n, &ip) && ip == n) {
+			int64_t m = (int64_t)swar16(p + n, (unsigned)n);
+			int64_t neg = -(int64_t)(*q == '-');
+
+			*out = (m ^ neg) - neg;
+			return 0;
+		}
+	}
+#endif
+	s = csv_cell(c, col);
 	if (!(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
 		return bad_cell(c, col, "is not an integer");
 	{

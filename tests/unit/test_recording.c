@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -212,6 +213,135 @@ static void test_csv_numbers_as_strtod(void **state)
 	free(text);
 	free(cells);
 	free(gen);
+}
+
+/*
+ * Rows as written, read back through the reader's own buffer: many rows
+ * of mixed cells (decimals of every length and sign, exponents, hex,
+ * junk that is no number, words, empty and quoted cells), CRLF and blank
+ * lines, and one line longer than the first buffer, so that cells fall
+ * at every place relative to the blocks read. Each cell's text must come
+ * back as written, and csv_f64 / csv_i64 must agree with strtod /
+ * strtoll, whether the number is read before or after the text.
+ */
+static void test_csv_rows_as_written(void **state)
+{
+	static const char *const junk[] = {
+		"1.2.3", "1-2", "--1", "+-1", "1a", "a1", ".", "-", "+", "1e", "0x",
+		"12345678901234567.5", "1..2", "-.", "9.9e999", "nan", "inf", "٣",
+	};
+	enum { ROWS = 30000, COLS = 5 };
+	char (*want)[COLS][48] = calloc(ROWS, sizeof(*want));
+	char *text = malloc((size_t)ROWS * COLS * 60 + 400000), *w = text, *end;
+	uint64_t r = 4242;
+	struct csv *c;
+	size_t i, k, longrow = ROWS / 3, longlen = 0;
+
+	(void)state;
+	assert_non_null(want);
+	assert_non_null(text);
+	w += sprintf(w, "a,b,c,d,e\n");
+	for (i = 0; i < ROWS; i++) {
+		for (k = 0; k < COLS; k++) {
+			char *cell = want[i][k];
+			unsigned kind, a, b;
+
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			kind = (unsigned)(r >> 59) % 8;
+			a = (unsigned)(r >> 20) % 12;
+			b = (unsigned)(r >> 30) % 19;
+			if (kind < 4) {
+				/* exactly a digits (0..10) before the point, b (0..18) after */
+				unsigned long long pa = 1, pb = 1;
+				unsigned j;
+
+				for (j = 0; j < a % 11; j++)
+					pa *= 10;
+				for (j = 0; j < b; j++)
+					pb *= 10;
+				snprintf(cell, 48, "%s%.*llu%s%.*llu", (r >> 5) & 1 ? "-" : "",
+					 (int)(a % 11), (unsigned long long)(r >> 7) % pa,
+					 b || !(a % 11) ? "." : "", (int)b,
+					 (unsigned long long)(r >> 3) % pb);
+			} else if (kind == 4) {
+				snprintf(cell, 48, "%s%llu", (r >> 5) & 1 ? "-" : "",
+					 (unsigned long long)(r >> 9) >> (r >> 58));
+			} else if (kind == 5) {
+				snprintf(cell, 48, "%s", junk[(r >> 13) % (sizeof(junk) / sizeof(junk[0]))]);
+			} else if (kind == 6) {
+				snprintf(cell, 48, "%.3fe%d", (double)(r >> 40) / 1000.0, (int)(r >> 60) - 8);
+			} else {
+				snprintf(cell, 48, "%s", (r >> 8) % 3 ? "word" : "");
+			}
+		}
+		for (k = 0; k < COLS; k++) {
+			/* a cell with a comma or a quote is written quoted */
+			if (k == 2 && (r >> 17) % 50 == 0) {
+				snprintf(want[i][k], 48, "x,\"y\"");
+				w += sprintf(w, "\"x,\"\"y\"\"\"");
+			} else {
+				w += sprintf(w, "%s", want[i][k]);
+			}
+			if (k + 1 < COLS)
+				*w++ = ',';
+		}
+		if (i == longrow) {
+			/* 300 KB more in the last cell: longer than the first buffer */
+			memset(w, '7', 300000);
+			w += 300000;
+			longlen = strlen(want[i][COLS - 1]) + 300000;
+		}
+		w += sprintf(w, "%s", (r >> 23) % 4 ? "\n" : "\r\n");
+		if ((r >> 29) % 97 == 0)
+			w += sprintf(w, "\n");
+	}
+	*w = '\0';
+	assert_int_equal(csv_open(write_tmp("rows.csv", text), &c), 0);
+	for (i = 0; i < ROWS; i++) {
+		assert_int_equal(csv_next(c), 1);
+		for (k = 0; k < COLS; k++) {
+			const char *s = want[i][k];
+			bool text_first = ((i + k) & 1) != 0;
+			double d = 0, dw;
+			int64_t v = 0;
+			long long vw;
+			int rc, ri;
+			bool ok_f, ok_i;
+
+			if (i == longrow && k == COLS - 1)
+				continue;
+			if (text_first)
+				assert_string_equal(csv_cell(c, k), s);
+			errno = 0;
+			dw = strtod(s, &end);
+			ok_f = *s && !(*end) && end != s && isfinite(dw) &&
+			       !(errno == ERANGE && fabs(dw) > 1.0);
+			errno = 0;
+			vw = strtoll(s, &end, 10);
+			ok_i = *s && !(*end) && end != s && errno != ERANGE &&
+			       (*s == '-' || *s == '+' || (*s >= '0' && *s <= '9'));
+			rc = csv_f64(c, k, &d);
+			ri = csv_i64(c, k, &v);
+			if ((rc == 0) != ok_f || (ok_f && memcmp(&d, &dw, sizeof(d)))) {
+				print_error("row %zu cell '%s': rc %d %.17g, strtod %.17g\n", i, s, rc,
+					    d, dw);
+				fail();
+			}
+			if ((ri == 0) != ok_i || (ok_i && v != (int64_t)vw)) {
+				print_error("row %zu cell '%s': rc %d %lld, strtoll %lld\n", i, s, ri,
+					    (long long)v, vw);
+				fail();
+			}
+			if (!text_first)
+				assert_string_equal(csv_cell(c, k), s);
+		}
+		if (i == longrow)
+			assert_int_equal(strlen(csv_cell(c, COLS - 1)), longlen);
+	}
+	assert_int_equal(csv_next(c), 0);
+	csv_free(c);
+	free(text);
+	free(want);
 }
 
 static void test_csv_strict_numbers(void **state)
@@ -643,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_csv_columns_by_name),
 		cmocka_unit_test(test_csv_strict_numbers),
 		cmocka_unit_test(test_csv_numbers_as_strtod),
+		cmocka_unit_test(test_csv_rows_as_written),
 		cmocka_unit_test(test_csv_integers_as_strtoll),
 		cmocka_unit_test(test_csv_truncated_and_long_rows),
 		cmocka_unit_test(test_csv_rows_estimate),
