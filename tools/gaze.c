@@ -59,32 +59,49 @@ static int detect(const struct recording *rec, struct scene *s, struct gaze_fixa
 
 	if (!n)
 		return 0;
-	t = malloc(n * sizeof(*t));
-	d = malloc(n * 3 * sizeof(*d));
-	o = malloc(n * 3 * sizeof(*o));
-	map = malloc(n * sizeof(*map));
 	fx = malloc((n / 2 + 1) * sizeof(*fx));
-	if (!t || !d || !o || !map || !fx) {
+	if (!fx) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		const struct rec_gaze *g = &rec->gaze[i];
+	for (i = 1; i < n && rec->gaze[i].t_ns > rec->gaze[i - 1].t_ns; i++)
+		;
+	if (i == n) {
+		/* strictly increasing already (the native loader's rule): read in place */
+		in.t_ns = &rec->gaze[0].t_ns;
+		in.t_stride = sizeof(*rec->gaze);
+		in.d = rec->gaze[0].d;
+		in.d_stride = sizeof(*rec->gaze);
+		in.o = rec->gaze[0].o;
+		in.o_stride = sizeof(*rec->gaze);
+		in.n = n;
+	} else {
+		t = malloc(n * sizeof(*t));
+		d = malloc(n * 3 * sizeof(*d));
+		o = malloc(n * 3 * sizeof(*o));
+		map = malloc(n * sizeof(*map));
+		if (!t || !d || !o || !map) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			const struct rec_gaze *g = &rec->gaze[i];
 
-		if (m && g->t_ns <= t[m - 1])
-			continue;
-		t[m] = g->t_ns;
-		memcpy(d + 3 * m, g->d, 3 * sizeof(float));
-		memcpy(o + 3 * m, g->o, 3 * sizeof(float));
-		map[m++] = i;
+			if (m && g->t_ns <= t[m - 1])
+				continue;
+			t[m] = g->t_ns;
+			memcpy(d + 3 * m, g->d, 3 * sizeof(float));
+			memcpy(o + 3 * m, g->o, 3 * sizeof(float));
+			map[m++] = i;
+		}
+		in.t_ns = t;
+		in.t_stride = sizeof(*t);
+		in.d = d;
+		in.d_stride = 3 * sizeof(float);
+		in.o = o;
+		in.o_stride = 3 * sizeof(float);
+		in.n = m;
 	}
-	in.t_ns = t;
-	in.t_stride = sizeof(*t);
-	in.d = d;
-	in.d_stride = 3 * sizeof(float);
-	in.o = o;
-	in.o_stride = 3 * sizeof(float);
-	in.n = m;
 	rc = fixation_detect(&in, NULL, fx, n / 2 + 1, &nf);
 	if (rc)
 		goto out;
@@ -99,8 +116,8 @@ static int detect(const struct recording *rec, struct scene *s, struct gaze_fixa
 		int k;
 
 		gf->fx = fx[i];
-		gf->fx.i_start = map[fx[i].i_start];
-		gf->fx.i_end = map[fx[i].i_end];
+		gf->fx.i_start = map ? map[fx[i].i_start] : fx[i].i_start;
+		gf->fx.i_end = map ? map[fx[i].i_end] : fx[i].i_end;
 		for (k = 0; k < 3; k++) {
 			r.o[k] = fx[i].origin[k];
 			r.d[k] = fx[i].dir[k];
