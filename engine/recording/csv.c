@@ -561,88 +561,65 @@ static bool scan_f64(const char *s, double *out)
 	return true;
 }
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__)
+#define CSV_SIMD 1
 /*
- * The value of the cnt (0..8) digits that end at `end`, eight at a time
- * without a loop (Lemire's SWAR method): the 8 bytes before `end` are
- * loaded, those before the digits replaced by '0'. The bytes loaded lie
- * in the reader's buffer (CSV_PAD before its data).
+ * The n (1..16) characters that end at `e` (16 bytes before it readable,
+ * which the reader's CSV_PAD makes true of every cell): when they are all
+ * digits but at most one '.', stores the digits as one integer in *m
+ * (m < 10^16) and the count after the point in *k, and returns true. One
+ * pass of SSE2 over the last 16 bytes, no branch on each character: the
+ * digits before the point are taken from a load one byte earlier, which
+ * closes the gap of the point, the bytes before the cell are masked to 0,
+ * and the 16 digits become a number by pairs, quads and octets.
  */
-static inline uint64_t swar8(const char *end, unsigned cnt)
+static inline bool digits16(const char *e, size_t n, uint64_t *m, unsigned *k)
 {
-	static const uint64_t keep[9] = {
-		0, 0xff00000000000000ull, 0xffff000000000000ull, 0xffffff0000000000ull,
-		0xffffffff00000000ull, 0xffffffffff000000ull, 0xffffffffffff0000ull,
-		0xffffffffffffff00ull, 0xffffffffffffffffull,
-	};
-	const uint64_t zeros = 0x3030303030303030ull;
-	uint64_t w;
-
-	memcpy(&w, end - 8, 8);
-	w = ((w & keep[cnt]) | (zeros & ~keep[cnt])) - zeros;
-	w = w * 10 + (w >> 8);
-	w = ((w & 0x000000ff000000ffull) * 0x000f424000000064ull +
-	     ((w >> 16) & 0x000000ff000000ffull) * 0x0000271000000001ull) >> 32;
-	return w;
-}
-
-static const uint64_t csv_p10u[17] = {
-	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
-	10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
-	100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-};
-
-/* The value of the cnt (0..16) digits that end at `end`. */
-static inline uint64_t swar16(const char *end, unsigned cnt)
-{
-	if (cnt <= 8)
-		return swar8(end, cnt);
-	return swar8(end - 8, cnt - 8) * 100000000u + swar8(end, 8);
-}
-
-/*
- * Where the bytes p[0..n) (n <= 16; 16 bytes readable) are all digits but
- * at most one '.', sets *ip to the digits before the point and returns
- * true.
- */
-static inline bool digits_dot(const char *p, size_t n, unsigned *ip)
-{
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i d = _mm_sub_epi8(v, _mm_set1_epi8('0'));
-	unsigned lim = (1u << n) - 1;
+	const __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	__m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(e - 16));
+	__m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(e - 17));
+	__m128i d = _mm_sub_epi8(v1, _mm_set1_epi8('0'));
+	unsigned lim = 0xffffu & ~((1u << (16 - n)) - 1);
 	unsigned dig = (unsigned)_mm_movemask_epi8(
 		_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)) & lim;
 	unsigned dot = (unsigned)_mm_movemask_epi8(
-		_mm_cmpeq_epi8(v, _mm_set1_epi8('.'))) & lim;
+		_mm_cmpeq_epi8(v1, _mm_set1_epi8('.'))) & lim;
+	int dp = dot ? __builtin_ctz(dot) : -1, nd = (int)n - (dot != 0);
+	__m128i sel, r, t;
 
-	if ((dig | dot) != lim || (dot & (dot - 1)))
+	if ((dig | dot) != lim || (dot & (dot - 1)) || nd == 0)
 		return false;
-	*ip = dot ? (unsigned)__builtin_ctz(dot) : (unsigned)n;
+	/* byte j: the cell's byte j when after the point, the one before it else */
+	sel = _mm_cmpgt_epi8(idx, _mm_set1_epi8((char)dp));
+	r = _mm_or_si128(_mm_and_si128(sel, v1), _mm_andnot_si128(sel, v0));
+	/* digit values, the first at byte 16 - nd, zeros before */
+	r = _mm_and_si128(_mm_sub_epi8(r, _mm_set1_epi8('0')),
+			  _mm_cmpgt_epi8(idx, _mm_set1_epi8((char)(15 - nd))));
+	/* 16-bit lanes: 10 a + b; 32-bit: 100 ab + cd; 64-bit: 10^4 abcd + efgh */
+	t = _mm_add_epi16(_mm_mullo_epi16(_mm_and_si128(r, _mm_set1_epi16(0xff)),
+					  _mm_set1_epi16(10)),
+			  _mm_srli_epi16(r, 8));
+	t = _mm_madd_epi16(t, _mm_setr_epi16(100, 1, 100, 1, 100, 1, 100, 1));
+	t = _mm_add_epi64(_mm_mul_epu32(t, _mm_set1_epi32(10000)), _mm_srli_epi64(t, 32));
+	*m = (uint64_t)_mm_cvtsi128_si64(t) * 100000000u +
+	     (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(t, t));
+	*k = dot ? 15u - (unsigned)dp : 0;
 	return true;
 }
 
 /*
  * scan_f64() for a cell of the buffer whose length is known, terminated
- * or not: up to 16 characters after the sign are checked 16 at a time and
- * their digits read 8 at a time, with no branch on each character. False
- * for anything else (scan_f64 and strtod then read the cell).
+ * or not, of up to 16 characters after the sign (digits16). False for
+ * anything else (scan_f64 and strtod then read the cell).
  */
 static inline bool fast_f64(const char *s, size_t len, double *out)
 {
-	const char *p = s + (*s == '-' || *s == '+');
-	size_t n = len - (size_t)(p - s);
-	unsigned ip, k;
+	size_t n = len - (*s == '-' || *s == '+');
+	unsigned k;
 	uint64_t m, bits;
 	double v;
 
-	if (n == 0 || n > 16 || !digits_dot(p, n, &ip))
-		return false;
-	k = ip < n ? (unsigned)n - ip - 1 : 0;
-	if (ip + k == 0)
-		return false;
-	/* at most 16 digits: m < 10^16, exact in 64 bits */
-	m = swar16(p + ip, ip) * csv_p10u[k] + swar16(p + n, k);
-	if (m >= (uint64_t)1 << 53)
+	if (n == 0 || n > 16 || !digits16(s + len, n, &m, &k) || m >= (uint64_t)1 << 53)
 		return false;
 	v = (double)m / csv_p10[k];
 	/* the sign without a branch: signs of measured values are random */
@@ -651,6 +628,8 @@ static inline bool fast_f64(const char *s, size_t len, double *out)
 	memcpy(out, &bits, sizeof(bits));
 	return true;
 }
+#else
+#define CSV_SIMD 0
 #endif
 
 static int parse_f64(const struct csv *c, size_t col, double *out)
@@ -662,7 +641,7 @@ static int parse_f64(const struct csv *c, size_t col, double *out)
 
 	if (!len)
 		return empty_cell(c, col);
-#if defined(__SSE2__)
+#if CSV_SIMD
 	s = c->cell[col];
 	if (*s != ' ' && *s != '\t' && fast_f64(s, len, out))
 		return 0;
@@ -717,19 +696,19 @@ int csv_i64(const struct csv *c, size_t col, int64_t *out)
 
 	if (!cell_len(c, col))
 		return empty_cell(c, col);
-#if defined(__SSE2__)
+#if CSV_SIMD
 	{
 		/* up to 16 digits: checked and read without a loop, unterminated */
 		const char *q = c->cell[col];
-		const char *p = q + (*q == '-' || *q == '+');
-		size_t n = c->clen[col] - (size_t)(p - q);
-		unsigned ip;
+		size_t n = c->clen[col] - (*q == '-' || *q == '+');
+		uint64_t m;
+		unsigned k;
 
-		if (n >= 1 && n <= 16 && digits_dot(p, n, &ip) && ip == n) {
-			int64_t m = (int64_t)swar16(p + n, (unsigned)n);
+		if (n >= 1 && n <= 16 && digits16(q + c->clen[col], n, &m, &k) &&
+		    !k && q[c->clen[col] - 1] != '.') {
 			int64_t neg = -(int64_t)(*q == '-');
 
-			*out = (m ^ neg) - neg;
+			*out = ((int64_t)m ^ neg) - neg;
 			return 0;
 		}
 	}
