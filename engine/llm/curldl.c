@@ -6,47 +6,33 @@
 
 #include "curldl.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 
 #include "banned.h"
-#include "err.h"
+#include "dynlib.h"
 
-#define CURLDL_SONAME "libcurl.so.4"
-
+static const char *const sonames[] = { "libcurl.so.4" };
 static struct curldl_fns fns;
 const struct curldl_fns *curldl__fns = &fns;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char failure[512]; /* empty when the load succeeded */
 
-/* Loads the library, then every function. The handle is never closed. */
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): fn names the field */
+#define CURLDL_SYM(fn) { 0, #fn, (void **)&fns.fn },
+static const struct dynlib_sym syms[] = { CURLDL_FUNCS(CURLDL_SYM) };
+#undef CURLDL_SYM
+
+static struct dynlib lib = {
+	sonames, 1, syms, sizeof(syms) / sizeof(syms[0]), "which remote brains need",
+	" (Debian: libcurl4)", "",
+};
+
 static void load(void)
 {
-	void *lib = dlopen(CURLDL_SONAME, RTLD_NOW | RTLD_LOCAL);
-	const char *e;
-
-	if (!lib) {
-		e = dlerror();
-		snprintf(failure, sizeof(failure),
-			 "cannot load %s, which remote brains need: %s (Debian: libcurl4)",
-			 CURLDL_SONAME, e ? e : "unknown error");
-		return;
-	}
-#define CURLDL_SYM(fn)                                                                   \
-	*(void **)&fns.fn = dlsym(lib, #fn);                                             \
-	if (!fns.fn) {                                                                   \
-		snprintf(failure, sizeof(failure), "%s has no function %s", CURLDL_SONAME, #fn); \
-		return;                                                                  \
-	}
-	CURLDL_FUNCS(CURLDL_SYM)
-#undef CURLDL_SYM
+	dynlib_open(&lib);
 }
 
 int curldl_load(void)
 {
 	pthread_once(&once, load);
-	if (failure[0])
-		return err_set(ENG_EIO, "%s", failure);
-	return 0;
+	return dynlib_result(&lib);
 }

@@ -3,14 +3,12 @@
 #define AVDL_IMPL
 #include "avdl.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 
 #include <libavutil/macros.h>
 
 #include "banned.h"
-#include "err.h"
+#include "dynlib.h"
 
 enum { AVDL_UTIL, AVDL_CODEC, AVDL_FORMAT, AVDL_SCALE, AVDL_NLIBS };
 
@@ -25,42 +23,25 @@ static const char *const sonames[AVDL_NLIBS] = {
 static struct avdl_fns fns;
 const struct avdl_fns *avdl__fns = &fns;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char failure[512]; /* empty when the load succeeded */
 
-/*
- * Loads every library, then every function. The handles are never
- * closed: the functions are used until the process ends.
- */
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): fn names the field */
+#define AVDL_SYM(l, fn) { l, #fn, (void **)&fns.fn },
+static const struct dynlib_sym syms[] = { AVDL_FUNCS(AVDL_SYM) };
+#undef AVDL_SYM
+
+/* The handles are never closed: the functions are used until the process ends. */
+static struct dynlib lib = {
+	sonames, AVDL_NLIBS, syms, sizeof(syms) / sizeof(syms[0]),
+	"which video decoding and encoding need", "", "",
+};
+
 static void load(void)
 {
-	void *lib[AVDL_NLIBS];
-	const char *e;
-	int i;
-
-	for (i = 0; i < AVDL_NLIBS; i++) {
-		lib[i] = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-		if (!lib[i]) {
-			e = dlerror();
-			snprintf(failure, sizeof(failure),
-				 "cannot load %s, which video decoding and encoding need: %s",
-				 sonames[i], e ? e : "unknown error");
-			return;
-		}
-	}
-#define AVDL_SYM(l, fn)                                                                      \
-	*(void **)&fns.fn = dlsym(lib[l], #fn);                                              \
-	if (!fns.fn) {                                                                       \
-		snprintf(failure, sizeof(failure), "%s has no function %s", sonames[l], #fn); \
-		return;                                                                      \
-	}
-	AVDL_FUNCS(AVDL_SYM)
-#undef AVDL_SYM
+	dynlib_open(&lib);
 }
 
 int avdl_load(void)
 {
 	pthread_once(&once, load);
-	if (failure[0])
-		return err_set(ENG_EIO, "%s", failure);
-	return 0;
+	return dynlib_result(&lib);
 }
