@@ -586,7 +586,8 @@ BVH_INLINE void ray_prepare(const struct ray *r, struct ray_pre *p)
 		p->o[a] = r->o[a];
 		p->d[a] = r->d[a];
 		p->inv[a] = 1.0f / d;
-		p->near_row[a] = p->inv[a] < 0 ? 3 + a : a;
+		/* random directions: a branch on the sign mispredicts half the time */
+		p->near_row[a] = a + 3 * (p->inv[a] < 0.0f);
 	}
 }
 
@@ -606,7 +607,7 @@ BVH_INLINE void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 		s->d[a] = _mm_set1_ps(p->d[a]);
 		s->inv[a] = _mm_set1_ps(p->inv[a]);
 		s->nr[a] = p->near_row[a];
-		s->fr[a] = p->near_row[a] >= 3 ? a : 3 + a;
+		s->fr[a] = 3 + 2 * a - p->near_row[a]; /* the other row of the axis */
 	}
 }
 
@@ -1073,8 +1074,9 @@ BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 				/* two: push the farther (or the later on a tie) */
 				int j0 = lowbit((unsigned)mask);
 				int j1 = lowbit((unsigned)(mask & (mask - 1)));
-				bool swap = tn[j1] < tn[j0];
-				int jn = swap ? j1 : j0, jf = swap ? j0 : j1;
+				/* which is nearer is a coin toss: select without a branch */
+				int swap = -(int)(tn[j1] < tn[j0]);
+				int jn = j0 ^ ((j0 ^ j1) & swap), jf = j0 ^ j1 ^ jn;
 
 				stack[sp] = nd->child[jf];
 				stack_t[sp++] = tn[jf];
