@@ -1031,6 +1031,15 @@ BVH_INLINE uint64_t child_key(float tn, int j)
 	return ((uint64_t)bits << 32) | (uint64_t)j;
 }
 
+/* Orders two sort keys, without a branch (a cmov each). */
+BVH_INLINE void cswap(uint64_t *a, uint64_t *b)
+{
+	uint64_t x = *a, y = *b, lt = x < y;
+
+	*a = lt ? x : y;
+	*b = lt ? y : x;
+}
+
 BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 			  struct bvh_hit *hit, const int isa)
 {
@@ -1062,6 +1071,7 @@ BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 			float tn[BVH_W];
 			uint64_t key[BVH_W];
 			int mask = node_hits(nd, &s, &wide, best_t, tn, isa);
+			unsigned m1, m2, m3;
 			int c = 0, i;
 
 			if (!mask)
@@ -1083,7 +1093,37 @@ BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 				ref = nd->child[jn];
 				continue;
 			}
-			/* three or more: sort by entry, go to the nearest */
+			m1 = (unsigned)mask & ((unsigned)mask - 1);
+			m2 = m1 & (m1 - 1);
+			m3 = m2 & (m2 - 1);
+			if (!(m3 & (m3 - 1))) {
+				/*
+				 * Three or four: a sorting network of compare-and-swaps
+				 * (no branch on the order, which is a toss-up), then the
+				 * farther ones pushed, a missing fourth not counted.
+				 */
+				int j0 = lowbit((unsigned)mask), j1 = lowbit(m1), j2 = lowbit(m2);
+				int j3 = lowbit(m3 | 0x80u);
+				uint64_t k0 = child_key(tn[j0], j0), k1 = child_key(tn[j1], j1);
+				uint64_t k2 = child_key(tn[j2], j2);
+				uint64_t k3 = child_key(tn[j3], j3) | -(uint64_t)(m3 == 0);
+
+				cswap(&k0, &k1);
+				cswap(&k2, &k3);
+				cswap(&k0, &k2);
+				cswap(&k1, &k3);
+				cswap(&k1, &k2);
+				stack[sp] = nd->child[k3 & (BVH_W - 1)];
+				stack_t[sp] = tn[k3 & (BVH_W - 1)];
+				sp += m3 != 0;
+				stack[sp] = nd->child[k2 & (BVH_W - 1)];
+				stack_t[sp++] = tn[k2 & (BVH_W - 1)];
+				stack[sp] = nd->child[k1 & (BVH_W - 1)];
+				stack_t[sp++] = tn[k1 & (BVH_W - 1)];
+				ref = nd->child[k0 & (BVH_W - 1)];
+				continue;
+			}
+			/* five or more: sort by entry, go to the nearest */
 			while (mask) {
 				int j = lowbit((unsigned)mask);
 				uint64_t k = child_key(tn[j], j);
