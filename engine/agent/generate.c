@@ -740,16 +740,29 @@ static int size_groups(const struct recording *rec, struct tool_ctx *ctx,
 		       unsigned *fields)
 {
 	int sel[SUBTASK_NGROUPS], ns = 0, k, rank, rc = 0, nt = p->jobs < 1 ? 1 : p->jobs;
+	int first = -1;
 	char msg[512] = "";
 
 	/*
 	 * The costliest lists first (a path plan per navigation candidate, a
 	 * second of views per head turn), so that the threads finish together;
-	 * which thread builds a list changes nothing in it.
+	 * which thread builds a list changes nothing in it. Before them, one
+	 * gaze-target list: the first of the two to run detects the
+	 * recording's fixations, which the other waits for, so that detection
+	 * runs beside the navigation lists instead of holding a thread idle
+	 * when the two gaze lists start together.
 	 */
+	for (k = 0; k < SUBTASK_NGROUPS && first < 0; k++) {
+		enum subtask st;
+		enum metric m;
+
+		subtask_group(k, &st, &m);
+		if (p->groups[k] && st == SUBTASK_GAZE_TARGET)
+			sel[ns++] = first = k;
+	}
 	for (rank = 0; rank < 3; rank++)
 		for (k = 0; k < SUBTASK_NGROUPS; k++)
-			if (p->groups[k] && group_rank(k) == rank)
+			if (p->groups[k] && group_rank(k) == rank && k != first)
 				sel[ns++] = k;
 	if (nt > ns)
 		nt = ns;
