@@ -94,6 +94,16 @@ struct run {
 	size_t tx_rec;              /* the last stream written, for the progress hook */
 	int tx_group;
 	/*
+	 * With group commit, results are written off the lock: consume()
+	 * queues them in the order it uses them, and one worker at a time
+	 * (`writing`) takes the queue, writes it with the lock released,
+	 * and commits; the other keeps running sessions meanwhile. The open
+	 * batch (tx_open, tx_results, tx_t0) belongs to that writer.
+	 */
+	struct wjob *wq;
+	size_t nwq, capwq;
+	bool writing;
+	/*
 	 * The checkpointer (with group commit): a thread on its own connection
 	 * copies the WAL into the database when a commit leaves it past
 	 * GEN_CHECKPOINT_PAGES, so that no commit under the lock does it.
@@ -102,6 +112,13 @@ struct run {
 	pthread_t ck_th;
 	pthread_cond_t ck_cond;
 	bool ck_want, ck_stop;
+};
+
+/* A used result waiting for the writer. */
+struct wjob {
+	size_t ri;
+	int group;
+	struct agent_result res;
 };
 
 struct worker {
@@ -239,7 +256,7 @@ static void totals_add(struct gen_totals *t, const struct gen_totals *d)
 
 /* Writes one used result (or, regenerating, keeps it for the end). */
 static int write_result(struct run *r, size_t ri, int group, const struct agent_result *res,
-			struct gen_totals *d)
+			struct gen_totals *d, bool hook)
 {
 	const char *rec_id = r->recs[ri].id;
 	enum subtask st;
@@ -293,7 +310,7 @@ static int write_result(struct run *r, size_t ri, int group, const struct agent_
 		x.t_ns = res->drop_t_ns;
 		x.target = res->drop_target[0] ? res->drop_target : NULL;
 		x.detail = res->reason[0] ? res->reason : NULL;
-		if (r->p->hooks.drop)
+		if (hook && r->p->hooks.drop)
 			r->p->hooks.drop(r->p->hooks.ctx, rec_id, group, res);
 		rc = store_drop_add(r->st, &x, &added);
 		if (rc)
@@ -458,6 +475,25 @@ struct batch {
 	struct gen_totals d;
 };
 
+/* Queues a used result for the writer (group commit); takes over res. */
+static int enqueue(struct run *r, size_t ri, int group, struct agent_result *res)
+{
+	if (r->nwq == r->capwq) {
+		size_t cap = r->capwq ? 2 * r->capwq : 64;
+		struct wjob *n = realloc(r->wq, cap * sizeof(*n));
+
+		if (!n)
+			return ENG_ENOMEM;
+		r->wq = n;
+		r->capwq = cap;
+	}
+	r->wq[r->nwq].ri = ri;
+	r->wq[r->nwq].group = group;
+	r->wq[r->nwq++].res = *res;
+	memset(res, 0, sizeof(*res));
+	return 0;
+}
+
 /* Uses one result: a QA gets its key letter; written (or held when regenerating). */
 static int use_result(struct batch *b, struct agent_result *res)
 {
@@ -487,6 +523,8 @@ static int use_result(struct batch *b, struct agent_result *res)
 		}
 		return hold(r, b->ri, b->group, res);
 	}
+	if (r->group_commit)
+		return enqueue(r, b->ri, b->group, res);
 	if (!r->tx_open) {
 		rc = store_begin(r->st);
 		if (rc)
@@ -495,7 +533,7 @@ static int use_result(struct batch *b, struct agent_result *res)
 		r->tx_t0 = now_s();
 	}
 	r->tx_results++;
-	return write_result(r, b->ri, b->group, res, &b->d);
+	return write_result(r, b->ri, b->group, res, &b->d, true);
 }
 
 /* Uses the deferred QAs that fit now, in order, as long as the stream is open. */
@@ -574,24 +612,35 @@ static int consume_one(struct batch *b, struct agent_result *res)
 }
 
 /*
- * Commits the open batch and adds its figures to the totals (a failed
- * commit fails the run). Called with the lock held.
+ * Commits the open batch: the store's part, which the lock need not
+ * cover (only the writer, or the last thread at the run's end, holds the
+ * batch). *ck: whether the WAL asks for a checkpoint.
  */
-static void batch_commit(struct run *r)
+static int tx_commit(struct run *r, bool *ck)
 {
-	double t0 = now_s();
 	int rc = 0;
 
+	*ck = false;
 	if (r->tx_open) {
 		rc = store_commit(r->st);
 		r->tx_open = false;
 		r->tx_results = 0;
-		if (!rc && r->ck && store_wal_pages(r->st) >= GEN_CHECKPOINT_PAGES) {
-			r->ck_want = true;
-			pthread_cond_signal(&r->ck_cond);
-		}
+		*ck = !rc && r->ck && store_wal_pages(r->st) >= GEN_CHECKPOINT_PAGES;
 	}
-	r->tx_d.t_store += now_s() - t0;
+	return rc;
+}
+
+/*
+ * What a commit changes under the lock: the checkpoint request, the
+ * batch's figures added to the totals (a failed commit fails the run).
+ */
+static void tx_committed(struct run *r, int rc, bool ck, double dt)
+{
+	if (ck) {
+		r->ck_want = true;
+		pthread_cond_signal(&r->ck_cond);
+	}
+	r->tx_d.t_store += dt;
 	if (rc) {
 		memset(&r->tx_d, 0, sizeof(r->tx_d));
 		fail(r, rc, "store");
@@ -601,6 +650,86 @@ static void batch_commit(struct run *r)
 	if (r->tx_d.sessions && r->p->hooks.progress)
 		r->p->hooks.progress(r->p->hooks.ctx, r->recs[r->tx_rec].id, r->tx_group, r->t);
 	memset(&r->tx_d, 0, sizeof(r->tx_d));
+}
+
+/* Commits the open batch and adds its figures to the totals. Called with the lock held. */
+static void batch_commit(struct run *r)
+{
+	double t0 = now_s();
+	bool ck;
+	int rc = tx_commit(r, &ck);
+
+	tx_committed(r, rc, ck, now_s() - t0);
+}
+
+/*
+ * The writer (group commit). Called with the lock held by a worker whose
+ * consume() queued results: unless another worker is writing, takes the
+ * queue, writes it in order with the lock released, commits when the
+ * batch is full or old, and goes on until the queue stays empty. The
+ * drop hook runs after, under the lock, as the hooks promise.
+ */
+static void write_queue(struct run *r)
+{
+	if (r->writing)
+		return;
+	r->writing = true;
+	while (r->nwq) {
+		struct wjob *q = r->wq;
+		size_t n = r->nwq, i;
+		struct gen_totals d;
+		double t0, t1, t2;
+		bool ck = false, commit;
+		int rc = 0, crc = 0;
+
+		r->wq = NULL;
+		r->nwq = r->capwq = 0;
+		memset(&d, 0, sizeof(d));
+		pthread_mutex_unlock(&r->lock);
+		t0 = now_s();
+		for (i = 0; i < n && !rc; i++) {
+			if (!r->tx_open) {
+				rc = store_begin(r->st);
+				if (rc)
+					break;
+				r->tx_open = true;
+				r->tx_t0 = now_s();
+			}
+			r->tx_results++;
+			rc = write_result(r, q[i].ri, q[i].group, &q[i].res, &d, false);
+		}
+		if (rc && r->tx_open) {
+			/* the whole batch is gone, and its figures with it */
+			store_rollback(r->st);
+			r->tx_open = false;
+			r->tx_results = 0;
+		}
+		t1 = now_s();
+		commit = !rc && r->tx_open &&
+			 (r->tx_results >= GROUP_COMMIT_RESULTS || t1 - r->tx_t0 >= GROUP_COMMIT_S);
+		if (commit)
+			crc = tx_commit(r, &ck);
+		t2 = now_s();
+		pthread_mutex_lock(&r->lock);
+		for (i = 0; i < n; i++) {
+			if (!rc && q[i].res.status != AGENT_QA && r->p->hooks.drop)
+				r->p->hooks.drop(r->p->hooks.ctx, r->recs[q[i].ri].id, q[i].group,
+						 &q[i].res);
+			agent_result_release(&q[i].res);
+		}
+		free(q);
+		if (rc) {
+			memset(&r->tx_d, 0, sizeof(r->tx_d));
+			fail(r, rc, "store");
+			break;
+		}
+		d.t_store = t1 - t0;
+		totals_add(&r->tx_d, &d);
+		if (commit)
+			tx_committed(r, crc, ck, t2 - t1);
+	}
+	r->writing = false;
+	pthread_cond_broadcast(&r->cond);
 }
 
 /*
@@ -644,17 +773,20 @@ static void consume(struct run *r, size_t ri, int group)
 	r->tx_rec = ri;
 	r->tx_group = group;
 	if (rc) {
-		/* the whole batch is gone, and its figures with it */
-		if (r->tx_open)
+		/* the whole batch is gone, and its figures with it (the writer's, its own) */
+		if (!r->group_commit && r->tx_open)
 			store_rollback(r->st);
-		r->tx_open = false;
-		r->tx_results = 0;
+		if (!r->group_commit) {
+			r->tx_open = false;
+			r->tx_results = 0;
+		}
 		memset(&r->tx_d, 0, sizeof(r->tx_d));
 		fail(r, rc, "store");
 		return;
 	}
-	if (!r->group_commit || r->tx_results >= GROUP_COMMIT_RESULTS ||
-	    (r->tx_open && now_s() - r->tx_t0 >= GROUP_COMMIT_S))
+	if (r->group_commit)
+		write_queue(r);
+	else
 		batch_commit(r);
 }
 
@@ -1145,7 +1277,7 @@ static int write_held(struct run *r)
 		r->t->superseded += n;
 	}
 	for (i = 0; !rc && i < r->nheld; i++)
-		rc = write_result(r, r->held[i].rec, r->held[i].group, &r->held[i].r, &d);
+		rc = write_result(r, r->held[i].rec, r->held[i].group, &r->held[i].r, &d, true);
 	if (!rc)
 		rc = store_commit(r->st);
 	else
@@ -1283,6 +1415,9 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	}
 	for (ri = 0; ri < r.nheld; ri++)
 		agent_result_release(&r.held[ri].r);
+	for (ri = 0; ri < r.nwq; ri++)
+		agent_result_release(&r.wq[ri].res);
+	free(r.wq);
 	for (i = 0; i < n; i++) {
 		size_t k;
 
