@@ -578,6 +578,8 @@ BVH_INLINE void ray_prepare(const struct ray *r, struct ray_pre *p)
 {
 	int a;
 
+	/* once per ray: unrolled, so that the rows stay in registers */
+#pragma GCC unroll 3
 	for (a = 0; a < 3; a++) {
 		float d = r->d[a];
 
@@ -602,6 +604,7 @@ BVH_INLINE void ray_sse_init(const struct ray_pre *p, struct ray_sse *s)
 {
 	int a;
 
+#pragma GCC unroll 3
 	for (a = 0; a < 3; a++) {
 		s->o[a] = _mm_set1_ps(p->o[a]);
 		s->d[a] = _mm_set1_ps(p->d[a]);
