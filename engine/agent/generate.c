@@ -100,7 +100,7 @@ struct run {
 	 * and commits; the other keeps running sessions meanwhile. The open
 	 * batch (tx_open, tx_results, tx_t0) belongs to that writer.
 	 */
-	struct wjob *wq;
+	struct held *wq;
 	size_t nwq, capwq;
 	bool writing;
 	/*
@@ -112,13 +112,6 @@ struct run {
 	pthread_t ck_th;
 	pthread_cond_t ck_cond;
 	bool ck_want, ck_stop;
-};
-
-/* A used result waiting for the writer. */
-struct wjob {
-	size_t ri;
-	int group;
-	struct agent_result res;
 };
 
 struct worker {
@@ -326,22 +319,30 @@ static int write_result(struct run *r, size_t ri, int group, const struct agent_
 	}
 }
 
-static int hold(struct run *r, size_t ri, int group, struct agent_result *res)
+/* Appends (ri, group, res) to a list of results; takes over res. */
+static int held_push(struct held **v, size_t *n, size_t *cap, size_t ri, int group,
+		     struct agent_result *res)
 {
-	if (r->nheld == r->capheld) {
-		size_t cap = r->capheld ? 2 * r->capheld : 256;
-		struct held *n = realloc(r->held, cap * sizeof(*n));
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		struct held *m = realloc(*v, c * sizeof(*m));
 
-		if (!n)
+		if (!m)
 			return ENG_ENOMEM;
-		r->held = n;
-		r->capheld = cap;
+		*v = m;
+		*cap = c;
 	}
-	r->held[r->nheld].rec = ri;
-	r->held[r->nheld].group = group;
-	r->held[r->nheld++].r = *res;
+	(*v)[*n].rec = ri;
+	(*v)[*n].group = group;
+	(*v)[(*n)++].r = *res;
 	memset(res, 0, sizeof(*res));
 	return 0;
+}
+
+/* Regenerating: keeps a used result for the end. */
+static int hold(struct run *r, size_t ri, int group, struct agent_result *res)
+{
+	return held_push(&r->held, &r->nheld, &r->capheld, ri, group, res);
 }
 
 /*
@@ -478,20 +479,7 @@ struct batch {
 /* Queues a used result for the writer (group commit); takes over res. */
 static int enqueue(struct run *r, size_t ri, int group, struct agent_result *res)
 {
-	if (r->nwq == r->capwq) {
-		size_t cap = r->capwq ? 2 * r->capwq : 64;
-		struct wjob *n = realloc(r->wq, cap * sizeof(*n));
-
-		if (!n)
-			return ENG_ENOMEM;
-		r->wq = n;
-		r->capwq = cap;
-	}
-	r->wq[r->nwq].ri = ri;
-	r->wq[r->nwq].group = group;
-	r->wq[r->nwq++].res = *res;
-	memset(res, 0, sizeof(*res));
-	return 0;
+	return held_push(&r->wq, &r->nwq, &r->capwq, ri, group, res);
 }
 
 /* Uses one result: a QA gets its key letter; written (or held when regenerating). */
@@ -675,7 +663,7 @@ static void write_queue(struct run *r)
 		return;
 	r->writing = true;
 	while (r->nwq) {
-		struct wjob *q = r->wq;
+		struct held *q = r->wq;
 		size_t n = r->nwq, i;
 		struct gen_totals d;
 		double t0, t1, t2;
@@ -696,7 +684,7 @@ static void write_queue(struct run *r)
 				r->tx_t0 = now_s();
 			}
 			r->tx_results++;
-			rc = write_result(r, q[i].ri, q[i].group, &q[i].res, &d, false);
+			rc = write_result(r, q[i].rec, q[i].group, &q[i].r, &d, false);
 		}
 		if (rc && r->tx_open) {
 			/* the whole batch is gone, and its figures with it */
@@ -712,10 +700,10 @@ static void write_queue(struct run *r)
 		t2 = now_s();
 		pthread_mutex_lock(&r->lock);
 		for (i = 0; i < n; i++) {
-			if (!rc && q[i].res.status != AGENT_QA && r->p->hooks.drop)
-				r->p->hooks.drop(r->p->hooks.ctx, r->recs[q[i].ri].id, q[i].group,
-						 &q[i].res);
-			agent_result_release(&q[i].res);
+			if (!rc && q[i].r.status != AGENT_QA && r->p->hooks.drop)
+				r->p->hooks.drop(r->p->hooks.ctx, r->recs[q[i].rec].id, q[i].group,
+						 &q[i].r);
+			agent_result_release(&q[i].r);
 		}
 		free(q);
 		if (rc) {
@@ -1416,7 +1404,7 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	for (ri = 0; ri < r.nheld; ri++)
 		agent_result_release(&r.held[ri].r);
 	for (ri = 0; ri < r.nwq; ri++)
-		agent_result_release(&r.wq[ri].res);
+		agent_result_release(&r.wq[ri].r);
 	free(r.wq);
 	for (i = 0; i < n; i++) {
 		size_t k;
