@@ -10,7 +10,8 @@
 
 #define DYNLIB_MAX 8 /* libraries per table */
 
-void dynlib_open(struct dynlib *d)
+/* The load itself; d->failure says why it failed. */
+static void dynlib_open(struct dynlib *d)
 {
 	void *lib[DYNLIB_MAX];
 	const char *e;
@@ -45,9 +46,17 @@ void dynlib_open(struct dynlib *d)
 	}
 }
 
-int dynlib_result(const struct dynlib *d)
+int dynlib_load(struct dynlib *d)
 {
+	int rc = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (!d->tried) {
+		dynlib_open(d);
+		d->tried = true;
+	}
 	if (d->failure[0])
-		return err_set(ENG_EIO, "%s", d->failure);
-	return 0;
+		rc = err_set(ENG_EIO, "%s", d->failure);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
 }

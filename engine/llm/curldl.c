@@ -6,15 +6,12 @@
 
 #include "curldl.h"
 
-#include <pthread.h>
-
 #include "banned.h"
 #include "dynlib.h"
 
 static const char *const sonames[] = { "libcurl.so.4" };
 static struct curldl_fns fns;
 const struct curldl_fns *curldl__fns = &fns;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* NOLINTNEXTLINE(bugprone-macro-parentheses): fn names the field */
 #define CURLDL_SYM(fn) { 0, #fn, (void **)&fns.fn },
@@ -22,17 +19,16 @@ static const struct dynlib_sym syms[] = { CURLDL_FUNCS(CURLDL_SYM) };
 #undef CURLDL_SYM
 
 static struct dynlib lib = {
-	sonames, 1, syms, sizeof(syms) / sizeof(syms[0]), "which remote brains need",
-	" (Debian: libcurl4)", "",
+	.sonames = sonames,
+	.nlibs = 1,
+	.syms = syms,
+	.nsyms = sizeof(syms) / sizeof(syms[0]),
+	.needed_by = "which remote brains need",
+	.hint = " (Debian: libcurl4)",
+	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-static void load(void)
-{
-	dynlib_open(&lib);
-}
 
 int curldl_load(void)
 {
-	pthread_once(&once, load);
-	return dynlib_result(&lib);
+	return dynlib_load(&lib);
 }

@@ -3,8 +3,6 @@
 #define AVDL_IMPL
 #include "avdl.h"
 
-#include <pthread.h>
-
 #include <libavutil/macros.h>
 
 #include "banned.h"
@@ -22,26 +20,23 @@ static const char *const sonames[AVDL_NLIBS] = {
 
 static struct avdl_fns fns;
 const struct avdl_fns *avdl__fns = &fns;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* NOLINTNEXTLINE(bugprone-macro-parentheses): fn names the field */
 #define AVDL_SYM(l, fn) { l, #fn, (void **)&fns.fn },
 static const struct dynlib_sym syms[] = { AVDL_FUNCS(AVDL_SYM) };
 #undef AVDL_SYM
 
-/* The handles are never closed: the functions are used until the process ends. */
 static struct dynlib lib = {
-	sonames, AVDL_NLIBS, syms, sizeof(syms) / sizeof(syms[0]),
-	"which video decoding and encoding need", "", "",
+	.sonames = sonames,
+	.nlibs = AVDL_NLIBS,
+	.syms = syms,
+	.nsyms = sizeof(syms) / sizeof(syms[0]),
+	.needed_by = "which video decoding and encoding need",
+	.hint = "",
+	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-static void load(void)
-{
-	dynlib_open(&lib);
-}
 
 int avdl_load(void)
 {
-	pthread_once(&once, load);
-	return dynlib_result(&lib);
+	return dynlib_load(&lib);
 }

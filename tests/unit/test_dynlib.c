@@ -23,12 +23,13 @@ static void test_fills_the_table(void **state)
 		{ 0, "cos", (void **)&my_cos },
 		{ 0, "sqrt", (void **)&my_sqrt },
 	};
-	struct dynlib d = { sonames, 1, syms, 2, "which this test needs", "", "" };
+	struct dynlib d = { .sonames = sonames, .nlibs = 1, .syms = syms, .nsyms = 2,
+			    .needed_by = "which this test needs", .hint = "",
+			    .lock = PTHREAD_MUTEX_INITIALIZER };
 
 	(void)state;
-	dynlib_open(&d);
+	assert_int_equal(dynlib_load(&d), 0);
 	assert_string_equal(d.failure, "");
-	assert_int_equal(dynlib_result(&d), 0);
 	assert_non_null(my_cos);
 	assert_non_null(my_sqrt);
 	/* the functions found are libm's: their values are those of the linked ones */
@@ -41,12 +42,12 @@ static void test_missing_library(void **state)
 	static const char *const sonames[] = { "libm.so.6", "libproxima-none.so.0" };
 	void *slot = NULL;
 	const struct dynlib_sym syms[] = { { 1, "f", &slot } };
-	struct dynlib d = { sonames, 2, syms, 1, "which this test needs", " (Debian: none)",
-			    "" };
+	struct dynlib d = { .sonames = sonames, .nlibs = 2, .syms = syms, .nsyms = 1,
+			    .needed_by = "which this test needs", .hint = " (Debian: none)",
+			    .lock = PTHREAD_MUTEX_INITIALIZER };
 
 	(void)state;
-	dynlib_open(&d);
-	assert_int_equal(dynlib_result(&d), ENG_EIO);
+	assert_int_equal(dynlib_load(&d), ENG_EIO);
 	assert_non_null(strstr(err_msg(), "cannot load libproxima-none.so.0, which this test needs: "));
 	assert_non_null(strstr(err_msg(), " (Debian: none)"));
 	assert_null(slot);
@@ -60,11 +61,12 @@ static void test_missing_function(void **state)
 		{ 0, "cos", &a },
 		{ 0, "proxima_no_such_function", &b },
 	};
-	struct dynlib d = { sonames, 1, syms, 2, "which this test needs", "", "" };
+	struct dynlib d = { .sonames = sonames, .nlibs = 1, .syms = syms, .nsyms = 2,
+			    .needed_by = "which this test needs", .hint = "",
+			    .lock = PTHREAD_MUTEX_INITIALIZER };
 
 	(void)state;
-	dynlib_open(&d);
-	assert_int_equal(dynlib_result(&d), ENG_EIO);
+	assert_int_equal(dynlib_load(&d), ENG_EIO);
 	assert_string_equal(err_msg(), "libm.so.6 has no function proxima_no_such_function");
 	assert_non_null(a);
 }
