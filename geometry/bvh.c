@@ -1079,14 +1079,17 @@ BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 
 			if (!mask)
 				goto pop;
-			if (!(mask & (mask - 1))) {
+			/* m1, m2, m3: the hit mask without its lowest one, two, three bits */
+			m1 = (unsigned)mask & ((unsigned)mask - 1);
+			if (!m1) {
 				ref = nd->child[lowbit((unsigned)mask)];
 				continue;
 			}
-			if (!(mask & (mask - 1) & (mask - 1 - (mask & -mask)))) {
+			m2 = m1 & (m1 - 1);
+			if (!m2) {
 				/* two: push the farther (or the later on a tie) */
 				int j0 = lowbit((unsigned)mask);
-				int j1 = lowbit((unsigned)(mask & (mask - 1)));
+				int j1 = lowbit(m1);
 				/* which is nearer is a coin toss: select without a branch */
 				int swap = -(int)(tn[j1] < tn[j0]);
 				int jn = j0 ^ ((j0 ^ j1) & swap), jf = j0 ^ j1 ^ jn;
@@ -1096,8 +1099,6 @@ BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 				ref = nd->child[jn];
 				continue;
 			}
-			m1 = (unsigned)mask & ((unsigned)mask - 1);
-			m2 = m1 & (m1 - 1);
 			m3 = m2 & (m2 - 1);
 			if (!(m3 & (m3 - 1))) {
 				/*
