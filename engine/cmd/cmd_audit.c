@@ -19,7 +19,8 @@
 #include "subtask.h"
 
 static const char audit_usage[] =
-	"usage: proxima audit --db F [--tasks LIST] [--status LIST] [--folds N] [--json]\n"
+	"usage: proxima audit --db F [--tasks LIST] [--status LIST] [--folds N]\n"
+	"                     [--repeats N] [--json]\n"
 	"\n"
 	"Scores solvers that never see the video, only the question and the option\n"
 	"texts, on the store's QAs, per group: letter prior, key-value prior,\n"
@@ -27,7 +28,8 @@ static const char audit_usage[] =
 	"the options most and least similar to the others (characters, tokens), the\n"
 	"shared-token vote, the direction ring, and a learned classifier over words,\n"
 	"bigrams and shared-token features, cross-validated in folds grouped by\n"
-	"recording. Chains: a goal-overlap rule and a learned candidate scorer,\n"
+	"recording, the solvers that train scored as the mean over --repeats fold\n"
+	"splits. Chains: a goal-overlap rule and a learned candidate scorer,\n"
 	"scored on picking the true action set. A group is flagged when a rule's\n"
 	"one-sided 95% lower bound is more than 5 points over chance, or the learned\n"
 	"solver's more than 10.\n"
@@ -36,6 +38,7 @@ static const char audit_usage[] =
 	"  --tasks LIST    groups: category, category.subtask or category.subtask/metric\n"
 	"  --status LIST   statuses to audit (default: pending,approved,edited,conflict)\n"
 	"  --folds N       cross-validation folds (default 5)\n"
+	"  --repeats N     cross-validations on fresh fold splits, averaged (default 5)\n"
 	"  --json          the report as JSON\n"
 	"\n"
 	"exit status: 0 ok (flags are reported, not failures), 1 failed, 2 usage error\n";
@@ -127,7 +130,7 @@ int audit_store(struct store *st, const char *status, const char *tasks,
 
 int audit_store_json(struct store *st, const char *status, const char *tasks, cJSON **out)
 {
-	struct audit_params p = { 5, 1, 0 };
+	struct audit_params p = { .folds = 5, .seed = 1 };
 	struct audit_report *rep = calloc(1, sizeof(*rep));
 	int rc;
 
@@ -172,12 +175,13 @@ int cmd_audit(int argc, char **argv)
 		{ "tasks", required_argument, NULL, 't' },
 		{ "status", required_argument, NULL, 's' },
 		{ "folds", required_argument, NULL, 'f' },
+		{ "repeats", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *db = NULL, *status = "pending,approved,edited,conflict";
-	struct audit_params p = { 5, 1, 0 };
+	struct audit_params p = { .folds = 5, .seed = 1 };
 	struct audit_report rep;
 	const char *tasks = NULL;
 	struct store *st = NULL;
@@ -201,6 +205,13 @@ int cmd_audit(int argc, char **argv)
 			p.folds = (int)strtol(optarg, &end, 10);
 			if (*end || p.folds < 2 || p.folds > 50) {
 				error("--folds: '%s' is not a number from 2 to 50", optarg);
+				return CMD_USAGE;
+			}
+			break;
+		case 'r':
+			p.repeats = (int)strtol(optarg, &end, 10);
+			if (*end || p.repeats < 1 || p.repeats > 100) {
+				error("--repeats: '%s' is not a number from 1 to 100", optarg);
 				return CMD_USAGE;
 			}
 			break;

@@ -648,7 +648,7 @@ static int open_store(const struct opts *o, int regen, struct store **st)
 static void report_audit(struct store *st, const struct gen_totals *t,
 			 const struct gen_params *gp)
 {
-	struct audit_params ap = { 5, 1, 0 };
+	struct audit_params ap = { .folds = 5, .seed = 1 };
 	struct audit_report rep;
 	char tasks[SUBTASK_NGROUPS * 64] = "", name[96];
 	size_t len = 0;

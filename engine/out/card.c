@@ -370,7 +370,7 @@ static int audit_table(const cJSON *m, struct buf *b)
 	rc = rc ? rc : buf_adds(b, "Solvers that see only the question and the option texts, never "
 				"the video (letter and key-value priors, longest and shortest option, "
 				"overlaps, similarity rules, a learned classifier cross-validated by "
-				"recording), over the QAs of the exported statuses (");
+				"recording, five times over on fresh fold splits), over the QAs of the exported statuses (");
 	rc = rc ? rc : md(b, str(a, "status"));
 	rc = rc ? rc : buf_addf(b, "). The best solver of each group against chance, with its 95%% "
 				"Wilson interval; a group is flagged when a rule's one-sided lower bound is "

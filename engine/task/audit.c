@@ -422,14 +422,42 @@ static int features(const struct item *it, int i, uint32_t *f)
 	return n;
 }
 
+/* Four partial sums: the gathers overlap instead of waiting on one add chain. */
 static double dot(const float *w, const uint32_t *f, int n)
 {
-	double s = 0;
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 	int k;
 
-	for (k = 0; k < n; k++)
-		s += (double)w[f[k]];
-	return s;
+	for (k = 0; k + 4 <= n; k += 4) {
+		s0 += (double)w[f[k]];
+		s1 += (double)w[f[k + 1]];
+		s2 += (double)w[f[k + 2]];
+		s3 += (double)w[f[k + 3]];
+	}
+	for (; k < n; k++)
+		s0 += (double)w[f[k]];
+	return (s0 + s1) + (s2 + s3);
+}
+
+/*
+ * Zeroes the weights the items of `group` can have touched: training
+ * writes only their features, so this leaves all NFEAT zero again at a
+ * fraction of a memset's cost.
+ */
+static void w_clear(const struct audit_set *s, int group, float *w)
+{
+	size_t k;
+	int i, q;
+
+	for (k = 0; k < s->n; k++) {
+		const struct item *it = &s->v[k];
+
+		if (it->group != group || !it->feat)
+			continue;
+		for (i = 0; i < it->n; i++)
+			for (q = 0; q < it->nfeat[i]; q++)
+				w[it->feat[i][q]] = 0;
+	}
 }
 
 /*
@@ -467,7 +495,7 @@ static int learned_fold(const struct audit_set *s, int group, uint32_t test, flo
 	int e, i;
 	size_t k;
 
-	memset(w, 0, NFEAT * sizeof(*w));
+	w_clear(s, group, w);
 	for (e = 0; e < EPOCHS; e++) {
 		double lr = 0.2 / (1 + e);
 
@@ -482,10 +510,12 @@ static int learned_fold(const struct audit_set *s, int group, uint32_t test, flo
 				if (sc[i] > mx)
 					mx = sc[i];
 			}
-			for (i = 0; i < it->n; i++)
-				z += exp(sc[i] - mx);
 			for (i = 0; i < it->n; i++) {
-				double g = (i == it->key) - exp(sc[i] - mx) / z;
+				sc[i] = exp(sc[i] - mx);
+				z += sc[i];
+			}
+			for (i = 0; i < it->n; i++) {
+				double g = (i == it->key) - sc[i] / z;
 				const uint32_t *f = it->feat[i];
 				int q;
 
@@ -534,92 +564,135 @@ static void letter_prior(const struct audit_set *s, int group, uint32_t test, st
  * Key-value prior: how often an option text's value (the whole text with
  * its object names, and each of its tokens) was the key rather than a
  * distractor in the training folds; the option with the best log-ratio.
+ *
+ * The values are hashed and sorted once per group (kv_prepare): each
+ * token of each option of each keyed item, in that order, gets the index
+ * of its distinct value. A split then costs one pass: the counts of every
+ * fold (kv_split), the training counts of fold f being the totals less
+ * fold f's own.
  */
-struct vcount {
-	uint32_t h;
-	float key, all;
+struct kv_ent {
+	uint32_t h, j; /* the value's hash, the token's position in item order */
 };
 
-static int vc_cmp(const void *a, const void *b)
-{
-	uint32_t x = ((const struct vcount *)a)->h, y = ((const struct vcount *)b)->h;
+struct kv_table {
+	uint32_t *u;  /* per token in item order: its distinct value */
+	size_t nu;    /* distinct values */
+	size_t ntok;
+};
 
-	return (x > y) - (x < y);
+static int kv_cmp(const void *pa, const void *pb)
+{
+	const struct kv_ent *a = pa, *b = pb;
+
+	if (a->h != b->h)
+		return (a->h > b->h) - (a->h < b->h);
+	return (a->j > b->j) - (a->j < b->j);
 }
 
-static struct vcount *vc_find(struct vcount *v, size_t n, uint32_t h)
+static int kv_prepare(const struct audit_set *s, int group, struct kv_table *t)
 {
-	size_t lo = 0, hi = n;
+	struct kv_ent *e = NULL;
+	size_t n = 0, k, j;
+	int i, q;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (v[mid].h < h)
-			lo = mid + 1;
-		else
-			hi = mid;
+	memset(t, 0, sizeof(*t));
+	for (k = 0; k < s->n; k++)
+		if (s->v[k].group == group && s->v[k].key >= 0)
+			for (i = 0; i < s->v[k].n; i++)
+				n += (size_t)s->v[k].ot[i].n;
+	e = malloc((n ? n : 1) * sizeof(*e));
+	t->u = malloc((n ? n : 1) * sizeof(*t->u));
+	if (!e || !t->u) {
+		free(e);
+		free(t->u);
+		t->u = NULL;
+		return ENG_ENOMEM;
 	}
-	return lo < n && v[lo].h == h ? &v[lo] : NULL;
-}
-
-static int key_value_prior(const struct audit_set *s, int group, uint32_t test, struct acc *a)
-{
-	struct vcount *v = NULL;
-	size_t n = 0, cap = 0, k, m;
-	int i, t;
-
-	for (k = 0; k < s->n; k++) {
+	for (k = 0, j = 0; k < s->n; k++) {
 		const struct item *it = &s->v[k];
 
-		if (it->group != group || it->fold == test || it->key < 0)
+		if (it->group != group || it->key < 0)
 			continue;
 		for (i = 0; i < it->n; i++)
-			for (t = 0; t < it->ot[i].n; t++) {
-				if (n == cap) {
-					struct vcount *nv;
-
-					cap = cap ? 2 * cap : 4096;
-					nv = realloc(v, cap * sizeof(*v));
-					if (!nv) {
-						free(v);
-						return ENG_ENOMEM;
-					}
-					v = nv;
-				}
-				v[n].h = fhash("kv", it->ot[i].t[t], 7);
-				v[n].key = i == it->key;
-				v[n++].all = 1;
+			for (q = 0; q < it->ot[i].n; q++, j++) {
+				e[j].h = fhash("kv", it->ot[i].t[q], 7);
+				e[j].j = (uint32_t)j;
 			}
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), vc_cmp);
-	for (k = 0, m = 0; k < n; k++) { /* merge equal hashes */
-		if (m && v[m - 1].h == v[k].h) {
-			v[m - 1].key += v[k].key;
-			v[m - 1].all += v[k].all;
-		} else {
-			v[m++] = v[k];
-		}
+		qsort(e, n, sizeof(*e), kv_cmp);
+	for (j = 0; j < n; j++) {
+		if (j && e[j].h != e[j - 1].h)
+			t->nu++;
+		t->u[e[j].j] = (uint32_t)t->nu;
 	}
-	for (k = 0; k < s->n; k++) {
-		const struct item *it = &s->v[k];
-		double sc[AUDIT_MAX_OPTIONS];
-
-		if (it->group != group || it->fold != test || it->key < 0)
-			continue;
-		for (i = 0; i < it->n; i++) {
-			sc[i] = 0;
-			for (t = 0; t < it->ot[i].n; t++) {
-				struct vcount *c = vc_find(v, m, fhash("kv", it->ot[i].t[t], 7));
-				double key = c ? (double)c->key : 0, all = c ? (double)c->all : 0;
-
-				sc[i] += log((key + 0.2) / (all + 1.0));
-			}
-		}
-		acc_add(a, hit(sc, it->n, it->key));
-	}
-	free(v);
+	t->nu += n > 0;
+	t->ntok = n;
+	free(e);
 	return 0;
+}
+
+/* One split's key-value prior over all its folds, the folds in order. */
+static int kv_split(const struct audit_set *s, int group, int folds, const struct kv_table *t,
+		    struct acc *a)
+{
+	float *kf = calloc(t->nu * (size_t)folds + 1, sizeof(*kf));
+	float *af = calloc(t->nu * (size_t)folds + 1, sizeof(*af));
+	float *kt = calloc(t->nu + 1, sizeof(*kt)), *at = calloc(t->nu + 1, sizeof(*at));
+	uint32_t f;
+	size_t k, j;
+	int i, q, rc = 0;
+
+	if (!kf || !af || !kt || !at) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (k = 0, j = 0; k < s->n; k++) {
+		const struct item *it = &s->v[k];
+
+		if (it->group != group || it->key < 0)
+			continue;
+		for (i = 0; i < it->n; i++)
+			for (q = 0; q < it->ot[i].n; q++, j++) {
+				size_t u = t->u[j];
+
+				kf[u * (size_t)folds + it->fold] += i == it->key;
+				af[u * (size_t)folds + it->fold] += 1;
+				kt[u] += i == it->key;
+				at[u] += 1;
+			}
+	}
+	for (f = 0; f < (uint32_t)folds; f++)
+		for (k = 0, j = 0; k < s->n; k++) {
+			const struct item *it = &s->v[k];
+			double sc[AUDIT_MAX_OPTIONS];
+
+			if (it->group != group || it->key < 0)
+				continue;
+			if (it->fold != f) {
+				for (i = 0; i < it->n; i++)
+					j += (size_t)it->ot[i].n;
+				continue;
+			}
+			for (i = 0; i < it->n; i++) {
+				sc[i] = 0;
+				for (q = 0; q < it->ot[i].n; q++, j++) {
+					size_t u = t->u[j];
+					double key = (double)(kt[u] - kf[u * (size_t)folds + f]);
+					double all = (double)(at[u] - af[u * (size_t)folds + f]);
+
+					sc[i] += log((key + 0.2) / (all + 1.0));
+				}
+			}
+			acc_add(a, hit(sc, it->n, it->key));
+		}
+out:
+	free(kf);
+	free(af);
+	free(kt);
+	free(at);
+	return rc;
 }
 
 /* ======================= Chains ======================= */
@@ -708,7 +781,7 @@ static int chain_learned(const struct audit_set *s, int group, int folds, float 
 	size_t k;
 
 	for (fold = 0; fold < (uint32_t)folds; fold++) {
-		memset(w, 0, NFEAT * sizeof(*w));
+		w_clear(s, group, w);
 		for (e = 0; e < EPOCHS; e++) {
 			double lr = 0.2 / (1 + e);
 
@@ -750,6 +823,17 @@ static int chain_learned(const struct audit_set *s, int group, int folds, float 
 }
 
 /* ======================= The run ======================= */
+
+/*
+ * A solver cross-validated `repeats` times scored each item that often:
+ * its hits and items become the means over the repeats (every repeat
+ * scores the same items, so n divides exactly).
+ */
+static void repeat_mean(struct acc *a, int repeats)
+{
+	a->hits /= repeats;
+	a->n /= repeats;
+}
 
 static void finish(struct audit_group *g, const struct acc *a)
 {
@@ -851,7 +935,9 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 	};
 	struct acc r[11], letter = { "letter_prior", false, 0, 0 };
 	struct acc kv = { "key_value_prior", false, 0, 0 }, lr = { "learned", true, 0, 0 };
-	int folds = p->folds > 1 ? p->folds : 5, i, rc = 0;
+	int folds = p->folds > 1 ? p->folds : 5, i, rc = 0, rep;
+	int repeats = p->repeats > 0 ? p->repeats : AUDIT_REPEATS;
+	struct kv_table kvt = { NULL, 0, 0 };
 	enum subtask st;
 	enum metric m;
 	uint32_t f;
@@ -870,7 +956,6 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 		return 0;
 	g->options /= (double)g->n;
 	g->chance /= (double)g->n;
-	assign_folds(s, group, folds, p->seed);
 	if (st == SUBTASK_CHAIN) {
 		struct acc ov = { "goal_overlap", false, 0, 0 }, ch = { "chance", false, 0, 0 };
 		struct acc cl = { "learned_candidates", true, 0, 0 };
@@ -879,9 +964,13 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 		for (k = 0; k < s->n && !rc; k++)
 			if (s->v[k].group == group && g->n >= (p->min_items > 0 ? p->min_items : 20))
 				rc = item_features(&s->v[k]);
-		if (!rc && g->n >= (p->min_items > 0 ? p->min_items : 20))
+		for (rep = 0; rep < repeats && !rc && g->n >= (p->min_items > 0 ? p->min_items : 20);
+		     rep++) {
+			assign_folds(s, group, folds, p->seed + (uint64_t)rep);
 			rc = chain_learned(s, group, folds, w, &cl);
+		}
 		g->chance = ch.n ? ch.hits / (double)ch.n : 0;
+		repeat_mean(&cl, repeats);
 		finish(g, &ov);
 		finish(g, &cl);
 	} else {
@@ -896,12 +985,21 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 			if (s->v[k].group == group && s->v[k].key >= 0 &&
 			    g->n >= (p->min_items > 0 ? p->min_items : 20))
 				rc = item_features(&s->v[k]);
-		for (f = 0; f < (uint32_t)folds && !rc; f++) {
-			letter_prior(s, group, f, &letter);
-			rc = key_value_prior(s, group, f, &kv);
-			if (!rc && g->n >= (p->min_items > 0 ? p->min_items : 20))
-				rc = learned_fold(s, group, f, w, &lr);
+		if (!rc)
+			rc = kv_prepare(s, group, &kvt);
+		for (rep = 0; rep < repeats && !rc; rep++) {
+			assign_folds(s, group, folds, p->seed + (uint64_t)rep);
+			for (f = 0; f < (uint32_t)folds; f++)
+				letter_prior(s, group, f, &letter);
+			rc = kv_split(s, group, folds, &kvt, &kv);
+			for (f = 0; f < (uint32_t)folds && !rc; f++)
+				if (g->n >= (p->min_items > 0 ? p->min_items : 20))
+					rc = learned_fold(s, group, f, w, &lr);
 		}
+		free(kvt.u);
+		repeat_mean(&letter, repeats);
+		repeat_mean(&kv, repeats);
+		repeat_mean(&lr, repeats);
 		finish(g, &letter);
 		finish(g, &kv);
 		for (i = 0; i < 11; i++)
@@ -931,9 +1029,11 @@ int audit_run(struct audit_set *s, const struct audit_params *p, struct audit_re
 	int rcs[SUBTASK_NGROUPS] = { 0 }, g, rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->folds = p->folds > 1 ? p->folds : 5;
+	out->repeats = p->repeats > 0 ? p->repeats : AUDIT_REPEATS;
 #pragma omp parallel
 	{
-		float *w = malloc(NFEAT * sizeof(*w));
+		float *w = calloc(NFEAT, sizeof(*w)); /* zero: w_clear() keeps it so */
 
 #pragma omp for schedule(dynamic, 1)
 		for (g = 0; g < SUBTASK_NGROUPS; g++) {
@@ -967,6 +1067,8 @@ cJSON *audit_report_json(const struct audit_report *r)
 	}
 	cJSON_AddNumberToObject(o, "rule_margin", AUDIT_RULE_MARGIN);
 	cJSON_AddNumberToObject(o, "learned_margin", AUDIT_LEARNED_MARGIN);
+	cJSON_AddNumberToObject(o, "folds", r->folds);
+	cJSON_AddNumberToObject(o, "repeats", r->repeats);
 	for (g = 0; g < r->ngroups; g++) {
 		const struct audit_group *x = &r->groups[g];
 		cJSON *go = cJSON_CreateObject(), *sv;

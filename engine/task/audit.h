@@ -11,7 +11,8 @@
  * and by tokens, the shared-token vote, the direction ring) and a learned
  * classifier (a conditional logit over words, bigrams and "how many other
  * options share this token" features), cross-validated in folds grouped by
- * recording where there are several. Chain groups get a learned candidate
+ * recording where there are several, repeated on fresh splits (struct
+ * audit_params) and averaged. Chain groups get a learned candidate
  * scorer given the goal and a goal-overlap rule, scored as the share of
  * questions whose true action set they pick.
  *
@@ -81,15 +82,26 @@ struct audit_group {
 };
 
 struct audit_report {
+	int folds, repeats;     /* the cross-validation run */
 	int ngroups;
 	struct audit_group groups[SUBTASK_NGROUPS];
 };
 
-/* Settings; folds 0 means 5, min_items 0 means 20 (fewer: no learned solver). */
+/*
+ * Settings; folds 0 means 5, min_items 0 means 20 (fewer: no learned
+ * solver), repeats 0 means AUDIT_REPEATS. The solvers that train (the
+ * letter and key-value priors, the learned ones) are cross-validated
+ * `repeats` times, on fold splits drawn from seed, seed + 1, ...; their
+ * hits are the mean over the repeats, so that one lucky or unlucky split
+ * of a small group does not decide its gate.
+ */
+#define AUDIT_REPEATS 5
+
 struct audit_params {
 	int folds;
 	uint64_t seed;
 	int min_items;
+	int repeats;
 };
 
 /*

@@ -12,6 +12,8 @@
 expect_status 2 "audit without --db" "$PROXIMA" audit
 expect_status 1 "audit of a missing store" "$PROXIMA" audit --db "$TMP/none.db"
 expect_match "none\.db" "$ERR" "the missing store is named"
+expect_status 2 "audit --repeats 0" "$PROXIMA" audit --db "$TMP/none.db" --repeats 0
+expect_match "repeats" "$ERR" "the bad --repeats is named"
 
 recs=""
 for s in kitchen:101 apartment:102 office:103 kitchen:104 apartment:105; do
@@ -67,4 +69,5 @@ expect_status 0 "audit --json" "$PROXIMA" audit --db "$TMP/o5.db" --json
 flagged=$(printf '%s\n' "$OUT" | grep -c '"flagged":[[:space:]]*true')
 [ "$flagged" -eq 0 ] && ok "the JSON flags no group" || not_ok "the JSON flags $flagged groups"
 expect_match '"chance":[[:space:]]*0\.2[,0-9]' "$OUT" "five options: chance 0.2"
+expect_match '"repeats":[[:space:]]*5,?$' "$OUT" "the JSON says five repeated splits"
 done_testing

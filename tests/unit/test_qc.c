@@ -212,7 +212,7 @@ static void test_exchangeable(void **state)
 	for (k = 0; k < ANS_CHAIN; k++) {
 		struct audit_set *set = NULL;
 		struct audit_report rep;
-		struct audit_params ap = { 5, 7, 0 };
+		struct audit_params ap = { .folds = 5, .seed = 7 };
 		int it, i, kept = 0;
 
 		full_context(&ctx, (enum ans_kind)k);
