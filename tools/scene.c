@@ -209,7 +209,14 @@ static int group_fill(struct scene *s, int k)
 	return bvh_build(g->box, g->n, &g->bvh);
 }
 
-int scene_new(const struct recording *rec, struct scene **out)
+/*
+ * A scene with its boxes at the recording start. With `kinds` (a scene
+ * of the same recording made them), its groups are those; else each box
+ * is classified here, which scans the camera path of the whole recording
+ * (find_enclosures).
+ */
+static int scene_make(const struct recording *rec, const unsigned char *kinds,
+		      struct scene **out)
 {
 	struct scene *s = calloc(1, sizeof(*s));
 	size_t *stat = NULL, ns = 0, i;
@@ -237,14 +244,17 @@ int scene_new(const struct recording *rec, struct scene **out)
 				     rec->objects[i].id);
 			goto out;
 		}
-		if (rec->objects[i].motion == REC_DYNAMIC && rec->objects[i].pose_count) {
+		if (kinds) {
+			s->kind[i] = kinds[i];
+		} else if (rec->objects[i].motion == REC_DYNAMIC && rec->objects[i].pose_count) {
 			s->kind[i] = GROUP_DYNAMIC;
 		} else {
 			s->kind[i] = GROUP_SOLID;
 			stat[ns++] = i;
 		}
 	}
-	rc = find_enclosures(s, stat, ns);
+	if (!kinds)
+		rc = find_enclosures(s, stat, ns);
 	for (k = 0; !rc && k < GROUP_COUNT; k++)
 		rc = group_fill(s, k);
 out:
@@ -257,21 +267,53 @@ out:
 	return 0;
 }
 
+int scene_new(const struct recording *rec, struct scene **out)
+{
+	return scene_make(rec, NULL, out);
+}
+
 static void scene_destroy(void *p)
 {
 	scene_free(p);
 }
 
+/* tool_shared_get's maker: a scene of the recording, whose groups the others copy. */
+static int proto_make(void *arg, void **data, void (**destroy)(void *data))
+{
+	struct scene *s;
+	int rc = scene_new(arg, &s);
+
+	if (rc)
+		return rc;
+	*data = s;
+	*destroy = scene_destroy;
+	return 0;
+}
+
+/*
+ * Contexts that share a store classify the boxes once per recording: the
+ * first scene made (the store keeps it, untouched, as the prototype) scans
+ * the camera path of the whole recording for enclosures, the others copy
+ * its groups. Without a store the scene made is the context's own.
+ */
 int scene_get(struct tool_ctx *ctx, struct scene **out)
 {
-	struct scene *s = tool_ctx_slot(ctx, TOOL_SLOT_SCENE);
+	struct scene *s = tool_ctx_slot(ctx, TOOL_SLOT_SCENE), *proto = NULL;
+	bool owned = false;
 	int rc;
 
 	if (s) {
 		*out = s;
 		return 0;
 	}
-	rc = scene_new(tool_ctx_rec(ctx), &s);
+	rc = tool_shared_get(ctx, "scene-prototype", proto_make,
+			     (void *)(uintptr_t)tool_ctx_rec(ctx), (void **)&proto, &owned);
+	if (rc)
+		return rc;
+	if (owned)
+		s = proto;
+	else
+		rc = scene_make(tool_ctx_rec(ctx), proto->kind, &s);
 	if (rc)
 		return rc;
 	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_SCENE, s, scene_destroy);

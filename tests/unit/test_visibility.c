@@ -149,6 +149,38 @@ static void test_room_around_camera(void **state)
 	recording_free(r);
 }
 
+/*
+ * Contexts that share a store classify the boxes once: the scene each
+ * gets copies the first scene's groups, the room still an enclosure and
+ * the small box still a solid in both.
+ */
+static void test_room_around_camera_shared(void **state)
+{
+	struct recording *r = still();
+	struct tool_shared *sh = NULL;
+	struct tool_ctx *ctx[2] = { NULL, NULL };
+	struct scene *s[2];
+	int k;
+
+	(void)state;
+	fx_box(r, "room", 0, 0, 0.5f, 5, 5, 3, 0);
+	fx_box(r, "a", 3, 0, 0, 0.1f, 0.1f, 0.1f, 0);
+	assert_int_equal(fx_finish(r), 0);
+	assert_int_equal(tool_shared_new(&sh), 0);
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(tool_ctx_new(r, &ctx[k]), 0);
+		tool_ctx_share(ctx[k], sh);
+		assert_int_equal(scene_get(ctx[k], &s[k]), 0);
+		assert_true(scene_is_enclosure(s[k], 0));
+		assert_false(scene_is_enclosure(s[k], 1));
+	}
+	assert_ptr_not_equal(s[0], s[1]); /* each context moves its own in time */
+	for (k = 0; k < 2; k++)
+		tool_ctx_free(ctx[k]);
+	tool_shared_free(sh);
+	recording_free(r);
+}
+
 static void test_shelf_around_target(void **state)
 {
 	struct recording *r = still();
@@ -618,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_behind),
 		cmocka_unit_test(test_outside_image),
 		cmocka_unit_test(test_occluded),
+		cmocka_unit_test(test_room_around_camera_shared),
 		cmocka_unit_test(test_max_range),
 		cmocka_unit_test(test_room_around_camera),
 		cmocka_unit_test(test_shelf_around_target),
