@@ -176,7 +176,21 @@ static int cmp_seg(const void *pa, const void *pb)
 }
 
 static long match_action(const struct recording *rec, size_t obj, int64_t t,
-			 const unsigned char *used);
+			 const unsigned char *used, int64_t max_len);
+
+/*
+ * The first element at or after time t of n elements of `stride` bytes
+ * whose int64 time at base (each element's own) rises: a binary search.
+ */
+static size_t first_from(const void *base, size_t n, size_t stride, int64_t t)
+{
+	size_t i;
+
+	if (t == INT64_MIN)
+		return 0;
+	i = time_floor_index(base, n, stride, t - 1);
+	return i == SIZE_MAX ? 0 : i + 1;
+}
 
 /*
  * Each motion, in time order, takes its closest action not taken yet: done
@@ -185,14 +199,19 @@ static long match_action(const struct recording *rec, size_t obj, int64_t t,
  */
 static int match_all(struct motion_cache *c, const struct recording *rec)
 {
+	int64_t max_len = 0;
 	size_t i;
 
 	c->act = malloc((c->n ? c->n : 1) * sizeof(*c->act));
 	c->used = calloc(rec->nactions ? rec->nactions : 1, 1);
 	if (!c->act || !c->used)
 		return ENG_ENOMEM;
+	for (i = 0; i < rec->nactions; i++)
+		if (rec->actions[i].end_ns - rec->actions[i].start_ns > max_len)
+			max_len = rec->actions[i].end_ns - rec->actions[i].start_ns;
 	for (i = 0; i < c->n; i++) {
-		c->act[i] = match_action(rec, c->segs[i].obj, c->segs[i].start_ns, c->used);
+		c->act[i] = match_action(rec, c->segs[i].obj, c->segs[i].start_ns, c->used,
+					 max_len);
 		if (c->act[i] >= 0)
 			c->used[c->act[i]] = 1;
 	}
@@ -275,15 +294,24 @@ static int cmp_event(const void *pa, const void *pb)
 	return (a->obj > b->obj) - (a->obj < b->obj);
 }
 
-/* The action on the same object closest in start time whose span (+- tolerance) holds t. */
+/*
+ * The action on the same object closest in start time whose span (+-
+ * tolerance) holds t, the first in the recording's order on a tie. Only
+ * actions starting in [t - tolerance - max_len, t + tolerance] can hold t
+ * (max_len: the longest action), and the actions are sorted by start: the
+ * scan covers those alone.
+ */
 static long match_action(const struct recording *rec, size_t obj, int64_t t,
-			 const unsigned char *used)
+			 const unsigned char *used, int64_t max_len)
 {
 	long best = -1;
 	int64_t best_d = INT64_MAX;
-	size_t i;
+	size_t i, end;
 
-	for (i = 0; i < rec->nactions; i++) {
+	i = first_from(rec->actions, rec->nactions, sizeof(*rec->actions),
+		       t - MATCH_TOL_NS - max_len);
+	end = first_from(rec->actions, rec->nactions, sizeof(*rec->actions), t + MATCH_TOL_NS + 1);
+	for (; i < end; i++) {
 		const struct rec_action *a = &rec->actions[i];
 		int64_t d;
 
@@ -318,7 +346,7 @@ int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
 	const struct motion_cache *mc;
-	size_t i;
+	size_t i, s0, s1, a0, a1;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -330,13 +358,26 @@ int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
 	rc = motion_segments(ctx, a->min_move_m, (int64_t)llround(a->window_s * 1e9), &mc);
 	if (rc)
 		return rc;
-	out->v = calloc(mc->n + rec->nactions + 1, sizeof(*out->v));
+	/* the motions and the actions starting in [t0, t1]: both sorted by start */
+	s0 = !mc->n ? 0 : first_from(&mc->segs[0].start_ns, mc->n, sizeof(*mc->segs), a->t0);
+	s1 = !mc->n || a->t1 == INT64_MAX
+		     ? mc->n
+		     : first_from(&mc->segs[0].start_ns, mc->n, sizeof(*mc->segs), a->t1 + 1);
+	a0 = first_from(rec->actions, rec->nactions, sizeof(*rec->actions), a->t0);
+	a1 = a->t1 == INT64_MAX ? rec->nactions
+				: first_from(rec->actions, rec->nactions, sizeof(*rec->actions),
+					     a->t1 + 1);
+	if (s1 < s0)
+		s1 = s0;
+	if (a1 < a0)
+		a1 = a0;
+	out->v = calloc((s1 - s0) + (a1 - a0) + 1, sizeof(*out->v));
 	if (!out->v) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
 	/* motions first (in time order), each with the action it took */
-	for (i = 0; i < mc->n; i++) {
+	for (i = s0; i < s1; i++) {
 		const struct motion_seg *s = &mc->segs[i];
 		long ai = mc->act[i];
 		struct interaction *e;
@@ -355,7 +396,7 @@ int interactions_find(struct tool_ctx *ctx, const struct interactions_args *a,
 		e->onset_seen = s->onset_seen;
 		memcpy(e->displacement, s->disp, sizeof(e->displacement));
 	}
-	for (i = 0; i < rec->nactions; i++) {
+	for (i = a0; i < a1; i++) {
 		const struct rec_action *x = &rec->actions[i];
 		struct interaction *e;
 

@@ -798,6 +798,76 @@ static void test_find_interactions_motion_start(void **state)
 	recording_free(r);
 }
 
+/*
+ * A motion takes the action on its object whose span holds it, however
+ * long ago the action began: here an action from 1 s to 20 s holds the
+ * cup's motion at 10 s, with 40 short actions on another object between
+ * them and a later cup action that does not hold it. Windows then keep
+ * exactly the events that start inside them.
+ */
+static void test_find_interactions_long_action(void **state)
+{
+	struct recording *r = still_rec(0);
+	struct tool_ctx *ctx;
+	long cup, jar;
+	cJSON *res;
+	char a[256];
+	int i;
+
+	(void)state;
+	cup = rec_obj(r, "cup", 1, 0, 1, true);
+	for (i = 0; i <= 400; i++)
+		rec_pose(r, (int64_t)i * S / 10, i <= 100 ? 1.0f : i >= 110 ? 1.3f :
+			 1.0f + 0.03f * (float)(i - 100), 0, 1);
+	jar = rec_obj(r, "jar", 3, 0, 1, false);
+	rec_act(r, 1 * S, 20 * S, "carry", cup, REC_HAND_RIGHT, "tidy");
+	for (i = 0; i < 40; i++)
+		rec_act(r, 2 * S + (int64_t)i * S / 5, 2 * S + (int64_t)i * S / 5 + S / 10, "touch",
+			jar, REC_HAND_LEFT, NULL);
+	rec_act(r, 30 * S, 31 * S, "put down", cup, REC_HAND_RIGHT, "tidy");
+	rec_done(r);
+	assert_int_equal(tool_ctx_new(r, &ctx), 0);
+
+	snprintf(a, sizeof(a), "{\"t0\":0,\"t1\":%lld,\"object\":\"cup\",\"min_move_m\":null,"
+		 "\"window_s\":null,\"limit\":null}", 40 * S);
+	res = run_ok(ctx, "find_interactions", a);
+	NEAR(jnum(res, "total"), 2, 0);
+	NEAR(jnum(res, "events/0/t_ns"), 10 * S, 0);
+	assert_string_equal(jstr(res, "events/0/kind"), "motion+action");
+	assert_string_equal(jstr(res, "events/0/verb"), "carry");
+	NEAR(jnum(res, "events/0/action/index"), 0, 0);
+	assert_string_equal(jstr(res, "events/1/kind"), "action");
+	NEAR(jnum(res, "events/1/t_ns"), 30 * S, 0);
+	cJSON_Delete(res);
+	/* all 42 events; then windows that cut through the jar's actions */
+	snprintf(a, sizeof(a), "{\"t0\":0,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
+		 "\"window_s\":null,\"limit\":null}", 40 * S);
+	res = run_ok(ctx, "find_interactions", a);
+	NEAR(jnum(res, "total"), 42, 0);
+	cJSON_Delete(res);
+	/* [3 s, 5 s]: jar actions at 3.0, 3.2, ..., 5.0 s; [2.1 s, 9.99 s]: 2.2 .. 9.8 s */
+	snprintf(a, sizeof(a), "{\"t0\":%lld,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
+		 "\"window_s\":null,\"limit\":null}", 3 * S, 5 * S);
+	res = run_ok(ctx, "find_interactions", a);
+	NEAR(jnum(res, "total"), 11, 0);
+	NEAR(jnum(res, "events/0/t_ns"), 3 * S, 0);
+	NEAR(jnum(res, "events/10/t_ns"), 5 * S, 0);
+	cJSON_Delete(res);
+	snprintf(a, sizeof(a), "{\"t0\":%lld,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
+		 "\"window_s\":null,\"limit\":null}", 2100000000LL, 9990000000LL);
+	res = run_ok(ctx, "find_interactions", a);
+	NEAR(jnum(res, "total"), 39, 0);
+	cJSON_Delete(res);
+	/* from 10 s on: the cup's motion at exactly t0 and its later action */
+	snprintf(a, sizeof(a), "{\"t0\":%lld,\"t1\":%lld,\"object\":\"cup\",\"min_move_m\":null,"
+		 "\"window_s\":null,\"limit\":null}", 10 * S, 40 * S);
+	res = run_ok(ctx, "find_interactions", a);
+	NEAR(jnum(res, "total"), 2, 0);
+	cJSON_Delete(res);
+	tool_ctx_free(ctx);
+	recording_free(r);
+}
+
 /* ======================= extract_keysteps and build_chain ======================= */
 
 /*
@@ -985,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_spatial_heading_wraps),
 		cmocka_unit_test(test_spatial_objects_and_relation),
 		cmocka_unit_test(test_find_interactions_motion_start),
+		cmocka_unit_test(test_find_interactions_long_action),
 		cmocka_unit_test(test_build_chain_letters_and_orders),
 		cmocka_unit_test(test_extract_keysteps_windows),
 	};
