@@ -578,7 +578,6 @@ struct kv_ent {
 struct kv_table {
 	uint32_t *u;  /* per token in item order: its distinct value */
 	size_t nu;    /* distinct values */
-	size_t ntok;
 };
 
 static int kv_cmp(const void *pa, const void *pb)
@@ -594,7 +593,7 @@ static int kv_prepare(const struct audit_set *s, int group, struct kv_table *t)
 {
 	struct kv_ent *e = NULL;
 	size_t n = 0, k, j;
-	int i, q;
+	int i, q, rc = 0;
 
 	memset(t, 0, sizeof(*t));
 	for (k = 0; k < s->n; k++)
@@ -604,10 +603,10 @@ static int kv_prepare(const struct audit_set *s, int group, struct kv_table *t)
 	e = malloc((n ? n : 1) * sizeof(*e));
 	t->u = malloc((n ? n : 1) * sizeof(*t->u));
 	if (!e || !t->u) {
-		free(e);
 		free(t->u);
 		t->u = NULL;
-		return ENG_ENOMEM;
+		rc = ENG_ENOMEM;
+		goto out;
 	}
 	for (k = 0, j = 0; k < s->n; k++) {
 		const struct item *it = &s->v[k];
@@ -628,9 +627,9 @@ static int kv_prepare(const struct audit_set *s, int group, struct kv_table *t)
 		t->u[e[j].j] = (uint32_t)t->nu;
 	}
 	t->nu += n > 0;
-	t->ntok = n;
+out:
 	free(e);
-	return 0;
+	return rc;
 }
 
 /* One split's key-value prior over all its folds, the folds in order. */
@@ -937,7 +936,7 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 	struct acc kv = { "key_value_prior", false, 0, 0 }, lr = { "learned", true, 0, 0 };
 	int folds = p->folds > 1 ? p->folds : 5, i, rc = 0, rep;
 	int repeats = p->repeats > 0 ? p->repeats : AUDIT_REPEATS;
-	struct kv_table kvt = { NULL, 0, 0 };
+	struct kv_table kvt = { NULL, 0 };
 	enum subtask st;
 	enum metric m;
 	uint32_t f;

@@ -798,6 +798,18 @@ static void test_find_interactions_motion_start(void **state)
 	recording_free(r);
 }
 
+/* find_interactions over [t0, t1] for one object id (NULL: all); the result. */
+static cJSON *events(struct tool_ctx *ctx, int64_t t0, int64_t t1, const char *obj)
+{
+	char a[256], o[32] = "null";
+
+	if (obj)
+		snprintf(o, sizeof(o), "\"%s\"", obj);
+	snprintf(a, sizeof(a), "{\"t0\":%lld,\"t1\":%lld,\"object\":%s,\"min_move_m\":null,"
+		 "\"window_s\":null,\"limit\":null}", (long long)t0, (long long)t1, o);
+	return run_ok(ctx, "find_interactions", a);
+}
+
 /*
  * A motion takes the action on its object whose span holds it, however
  * long ago the action began: here an action from 1 s to 20 s holds the
@@ -811,7 +823,6 @@ static void test_find_interactions_long_action(void **state)
 	struct tool_ctx *ctx;
 	long cup, jar;
 	cJSON *res;
-	char a[256];
 	int i;
 
 	(void)state;
@@ -828,9 +839,7 @@ static void test_find_interactions_long_action(void **state)
 	rec_done(r);
 	assert_int_equal(tool_ctx_new(r, &ctx), 0);
 
-	snprintf(a, sizeof(a), "{\"t0\":0,\"t1\":%lld,\"object\":\"cup\",\"min_move_m\":null,"
-		 "\"window_s\":null,\"limit\":null}", 40 * S);
-	res = run_ok(ctx, "find_interactions", a);
+	res = events(ctx, 0, 40 * S, "cup");
 	NEAR(jnum(res, "total"), 2, 0);
 	NEAR(jnum(res, "events/0/t_ns"), 10 * S, 0);
 	assert_string_equal(jstr(res, "events/0/kind"), "motion+action");
@@ -840,28 +849,20 @@ static void test_find_interactions_long_action(void **state)
 	NEAR(jnum(res, "events/1/t_ns"), 30 * S, 0);
 	cJSON_Delete(res);
 	/* all 42 events; then windows that cut through the jar's actions */
-	snprintf(a, sizeof(a), "{\"t0\":0,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
-		 "\"window_s\":null,\"limit\":null}", 40 * S);
-	res = run_ok(ctx, "find_interactions", a);
+	res = events(ctx, 0, 40 * S, NULL);
 	NEAR(jnum(res, "total"), 42, 0);
 	cJSON_Delete(res);
 	/* [3 s, 5 s]: jar actions at 3.0, 3.2, ..., 5.0 s; [2.1 s, 9.99 s]: 2.2 .. 9.8 s */
-	snprintf(a, sizeof(a), "{\"t0\":%lld,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
-		 "\"window_s\":null,\"limit\":null}", 3 * S, 5 * S);
-	res = run_ok(ctx, "find_interactions", a);
+	res = events(ctx, 3 * S, 5 * S, NULL);
 	NEAR(jnum(res, "total"), 11, 0);
 	NEAR(jnum(res, "events/0/t_ns"), 3 * S, 0);
 	NEAR(jnum(res, "events/10/t_ns"), 5 * S, 0);
 	cJSON_Delete(res);
-	snprintf(a, sizeof(a), "{\"t0\":%lld,\"t1\":%lld,\"object\":null,\"min_move_m\":null,"
-		 "\"window_s\":null,\"limit\":null}", 2100000000LL, 9990000000LL);
-	res = run_ok(ctx, "find_interactions", a);
+	res = events(ctx, 2100000000LL, 9990000000LL, NULL);
 	NEAR(jnum(res, "total"), 39, 0);
 	cJSON_Delete(res);
 	/* from 10 s on: the cup's motion at exactly t0 and its later action */
-	snprintf(a, sizeof(a), "{\"t0\":%lld,\"t1\":%lld,\"object\":\"cup\",\"min_move_m\":null,"
-		 "\"window_s\":null,\"limit\":null}", 10 * S, 40 * S);
-	res = run_ok(ctx, "find_interactions", a);
+	res = events(ctx, 10 * S, 40 * S, "cup");
 	NEAR(jnum(res, "total"), 2, 0);
 	cJSON_Delete(res);
 	tool_ctx_free(ctx);
