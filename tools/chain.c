@@ -20,7 +20,6 @@
 #include "err.h"
 #include "registry.h"
 
-#define DEFAULT_LIMIT 50
 /* An edge shorter than this (BEV, m) has no reliable direction. */
 #define MIN_EDGE_M 0.1
 
@@ -241,6 +240,42 @@ int chain_build(struct tool_ctx *ctx, const struct chain_args *a, struct chain_r
 	return 0;
 }
 
+bool chain_ambiguous(const struct chain_result *r)
+{
+	size_t i, j;
+
+	for (j = 0; j + 1 < r->k; j++)
+		if (r->e[j][j + 1].ambiguous)
+			return true;
+	for (i = 0; i < r->norders; i++)
+		for (j = 0; j + 1 < r->k; j++)
+			if (r->e[r->orders[i].member[j]][r->orders[i].member[j + 1]].ambiguous)
+				return true;
+	return false;
+}
+
+int chain_actions_ambiguous(struct tool_ctx *ctx, size_t first, size_t k,
+			    struct chain_result *scratch, bool *ambiguous)
+{
+	struct chain_args a;
+	size_t i;
+	int rc;
+
+	*ambiguous = false;
+	if (k < 1 || k > CHAIN_MAX)
+		return err_set(ENG_EINVAL, "a chain of %zu actions", k);
+	memset(&a, 0, sizeof(a));
+	a.nactions = k;
+	for (i = 0; i < k; i++)
+		a.actions[i] = first + i;
+	a.keep_goal_order = true;
+	a.limit = CHAIN_DEFAULT_LIMIT;
+	rc = chain_build(ctx, &a, scratch);
+	if (!rc)
+		*ambiguous = chain_ambiguous(scratch);
+	return rc;
+}
+
 /* ======================= JSON ======================= */
 
 static int add_letter(cJSON *arr, const struct chain_edge *e)
@@ -382,7 +417,7 @@ int tool_build_chain(struct tool_ctx *ctx, const cJSON *args, cJSON *result)
 	int rc;
 
 	memset(&a, 0, sizeof(a));
-	a.limit = (size_t)tool__num(args, "limit", DEFAULT_LIMIT);
+	a.limit = (size_t)tool__num(args, "limit", CHAIN_DEFAULT_LIMIT);
 	a.keep_goal_order = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "keep_goal_order"));
 	if (tool__has(args, "actions")) {
 		if (tool__has(args, "t") || tool__has(args, "k"))

@@ -23,6 +23,7 @@ struct tool_ctx;
 #define CHAIN_MAX 6          /* most actions of a chain */
 #define CHAIN_MAX_BEFORE 30  /* most ordering constraints */
 #define CHAIN_ORDER_LIMIT 720 /* 6! */
+#define CHAIN_DEFAULT_LIMIT 50 /* orders build_chain lists by default */
 
 struct chain_args {
 	size_t nactions;             /* > 0: these action indices; 0: the k after t */
@@ -72,6 +73,20 @@ struct chain_result {
  */
 int chain_build(struct tool_ctx *ctx, const struct chain_args *args,
 		struct chain_result *out);
+
+/* True when an edge of r's observed order or of one of its listed orders is ambiguous. */
+bool chain_ambiguous(const struct chain_result *r);
+
+/*
+ * Whether the chain of actions first .. first + k - 1 has an ambiguous
+ * edge, built as a chain question's truth builds it (each goal's actions
+ * in their observed order, CHAIN_DEFAULT_LIMIT orders listed), into
+ * *ambiguous; scratch (large: on the heap) holds the chain. Returns 0;
+ * ENG_EINVAL or ENG_ERANGE when the chain cannot be built (a bad index, a
+ * camera without a heading: the truth refuses those too), or ENG_ENOMEM.
+ */
+int chain_actions_ambiguous(struct tool_ctx *ctx, size_t first, size_t k,
+			    struct chain_result *scratch, bool *ambiguous);
 
 /* Writes the tool's JSON into obj. Returns 0 or ENG_ENOMEM. */
 int chain_write(struct tool_ctx *ctx, const struct chain_result *r, cJSON *obj);

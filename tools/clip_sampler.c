@@ -28,7 +28,9 @@
  *   observed action's start and the first future action's start, at least
  *   one action starts in [T - W, T] and K start after T.
  * With a metric, candidates whose answer would sit within the ambiguity
- * margin are dropped before thinning (see the schema's description).
+ * margin are dropped before thinning (see the schema's description); for
+ * chains, those whose build_chain (each goal's actions in their order) has
+ * an ambiguous edge, which their truth refuses.
  */
 #include "clips.h"
 
@@ -42,6 +44,7 @@
 
 #include "banned.h"
 #include "bev.h"
+#include "chain.h"
 #include "err.h"
 #include "hash.h"
 #include "registry.h"
@@ -908,6 +911,7 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 	struct keysteps_args a = { INT64_MIN / 2, INT64_MAX / 2, (size_t)k,
 				   (double)e->window_ns / 1e9, KEYSTEPS_HORIZON_S, KEYSTEPS_LEAD_S };
 	struct keysteps_result res;
+	struct chain_result *ch = NULL;
 	int64_t t0 = recording_t0(e->rec), next_ok = INT64_MIN;
 	size_t i;
 	int rc;
@@ -915,9 +919,17 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 	rc = keysteps_extract(e->ctx, &a, &res);
 	if (rc)
 		return rc;
+	if (e->metric != METRIC_NONE) {
+		ch = malloc(sizeof(*ch));
+		if (!ch) {
+			keysteps_release(&res);
+			return ENG_ENOMEM;
+		}
+	}
 	for (i = 0; i < res.nwindows; i++) {
 		const struct keystep_window *w = &res.windows[i];
 		struct clip_cand c;
+		bool amb = false;
 
 		cand_init(&c);
 		c.T = w->T;
@@ -925,6 +937,24 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 			continue;
 		if (c.T - e->window_ns < t0 || c.T < next_ok)
 			continue;
+		/*
+		 * With a metric, a chain whose truth would refuse it as ambiguous
+		 * (an edge within the sector margin) is no candidate, like the
+		 * other sub-tasks' ambiguous answers: more than half the chain
+		 * sessions ran only to be dropped for it.
+		 */
+		if (ch) {
+			rc = chain_actions_ambiguous(e->ctx, w->first_future, (size_t)k, ch, &amb);
+			if (rc == ENG_EINVAL || rc == ENG_ERANGE) {
+				rc = 0;
+				err_clear();
+				continue;
+			}
+			if (rc)
+				break;
+			if (amb)
+				continue;
+		}
 		c.k = k;
 		c.key = k;
 		c.first_obs = w->first_obs;
@@ -936,6 +966,7 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 			break;
 		next_ok = c.T + THIN_NS;
 	}
+	free(ch);
 	keysteps_release(&res);
 	return rc;
 }

@@ -21,8 +21,6 @@
 #include "registry.h"
 #include "template.h"
 
-#define CHAIN_TOOL_LIMIT 50 /* orders build_chain lists by default */
-
 /* The brain's action list disagrees with the recording: the tools win. */
 static void note_actions(struct build *b, struct truth *out, size_t first, int k)
 {
@@ -275,7 +273,7 @@ static int build(struct build *b, size_t first, int k, struct chain_result *c)
 	for (i = 0; i < k; i++)
 		a.actions[i] = first + (size_t)i;
 	a.keep_goal_order = true;
-	a.limit = CHAIN_TOOL_LIMIT;
+	a.limit = CHAIN_DEFAULT_LIMIT;
 	rc = chain_build(b->ctx, &a, c);
 	if (rc)
 		return rc == ENG_EINVAL || rc == ENG_ERANGE
@@ -335,21 +333,6 @@ static int valid_orders(struct build *b, const struct chain_result *c, size_t fi
 			b->ans = an;
 	}
 	return 0;
-}
-
-/* True when an edge of the observed order or of a listed order is ambiguous. */
-static bool any_ambiguous_edge(const struct chain_result *c)
-{
-	size_t i, j;
-
-	for (j = 0; j + 1 < c->k; j++)
-		if (c->e[j][j + 1].ambiguous)
-			return true;
-	for (i = 0; i < c->norders; i++)
-		for (j = 0; j + 1 < c->k; j++)
-			if (c->e[c->orders[i].member[j]][c->orders[i].member[j + 1]].ambiguous)
-				return true;
-	return false;
 }
 
 /* The question: the brain's when it carries the candidate list, else the template's. */
@@ -494,7 +477,7 @@ int truth__chain(struct build *b, struct truth *out)
 		rc = truth__reject(b, "ambiguous", "no valid order has unambiguous edges");
 		goto out;
 	}
-	if (any_ambiguous_edge(c)) {
+	if (chain_ambiguous(c)) {
 		rc = truth__reject(b, "ambiguous",
 				   "an edge of the observed chain is within a sector margin");
 		goto out;
