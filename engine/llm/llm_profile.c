@@ -279,8 +279,18 @@ static int canon_string(struct buf *b, const char *s)
 	const unsigned char *p = (const unsigned char *)s;
 	int rc = buf_add(b, "\"", 1);
 
-	for (; !rc && *p; p++) {
-		switch (*p) {
+	while (!rc && *p) {
+		const unsigned char *q = p;
+
+		/* a run of bytes that need no escape, added at once */
+		while (*q >= 0x20 && *q != '"' && *q != '\\')
+			q++;
+		if (q > p) {
+			rc = buf_add(b, p, (size_t)(q - p));
+			p = q;
+			continue;
+		}
+		switch (*p++) {
 		case '"': rc = buf_add(b, "\\\"", 2); break;
 		case '\\': rc = buf_add(b, "\\\\", 2); break;
 		case '\b': rc = buf_add(b, "\\b", 2); break;
@@ -288,11 +298,7 @@ static int canon_string(struct buf *b, const char *s)
 		case '\n': rc = buf_add(b, "\\n", 2); break;
 		case '\r': rc = buf_add(b, "\\r", 2); break;
 		case '\t': rc = buf_add(b, "\\t", 2); break;
-		default:
-			if (*p < 0x20)
-				rc = buf_addf(b, "\\u%04x", *p);
-			else
-				rc = buf_add(b, p, 1);
+		default: rc = buf_addf(b, "\\u%04x", p[-1]); break;
 		}
 	}
 	return rc ? rc : buf_add(b, "\"", 1);
