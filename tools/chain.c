@@ -254,14 +254,12 @@ bool chain_ambiguous(const struct chain_result *r)
 	return false;
 }
 
-int chain_actions_ambiguous(struct tool_ctx *ctx, size_t first, size_t k,
-			    struct chain_result *scratch, bool *ambiguous)
+int chain_build_actions(struct tool_ctx *ctx, size_t first, size_t k,
+			struct chain_result *out)
 {
 	struct chain_args a;
 	size_t i;
-	int rc;
 
-	*ambiguous = false;
 	if (k < 1 || k > CHAIN_MAX)
 		return err_set(ENG_EINVAL, "a chain of %zu actions", k);
 	memset(&a, 0, sizeof(a));
@@ -270,10 +268,7 @@ int chain_actions_ambiguous(struct tool_ctx *ctx, size_t first, size_t k,
 		a.actions[i] = first + i;
 	a.keep_goal_order = true;
 	a.limit = CHAIN_DEFAULT_LIMIT;
-	rc = chain_build(ctx, &a, scratch);
-	if (!rc)
-		*ambiguous = chain_ambiguous(scratch);
-	return rc;
+	return chain_build(ctx, &a, out);
 }
 
 /* ======================= JSON ======================= */

@@ -78,15 +78,15 @@ int chain_build(struct tool_ctx *ctx, const struct chain_args *args,
 bool chain_ambiguous(const struct chain_result *r);
 
 /*
- * Whether the chain of actions first .. first + k - 1 has an ambiguous
- * edge, built as a chain question's truth builds it (each goal's actions
- * in their observed order, CHAIN_DEFAULT_LIMIT orders listed), into
- * *ambiguous; scratch (large: on the heap) holds the chain. Returns 0;
- * ENG_EINVAL or ENG_ERANGE when the chain cannot be built (a bad index, a
- * camera without a heading: the truth refuses those too), or ENG_ENOMEM.
+ * The chain of actions first .. first + k - 1 as a chain question builds
+ * it (each goal's actions keep their observed order, CHAIN_DEFAULT_LIMIT
+ * orders listed), into out (large: on the heap): the truth's chain, and the
+ * one the clip sampler tests with chain_ambiguous(). chain_build()'s
+ * failures: ENG_EINVAL for a bad index, ENG_ERANGE for a camera without a
+ * heading.
  */
-int chain_actions_ambiguous(struct tool_ctx *ctx, size_t first, size_t k,
-			    struct chain_result *scratch, bool *ambiguous);
+int chain_build_actions(struct tool_ctx *ctx, size_t first, size_t k,
+			struct chain_result *out);
 
 /* Writes the tool's JSON into obj. Returns 0 or ENG_ENOMEM. */
 int chain_write(struct tool_ctx *ctx, const struct chain_result *r, cJSON *obj);

@@ -929,7 +929,6 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 	for (i = 0; i < res.nwindows; i++) {
 		const struct keystep_window *w = &res.windows[i];
 		struct clip_cand c;
-		bool amb = false;
 
 		cand_init(&c);
 		c.T = w->T;
@@ -944,7 +943,7 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 		 * sessions ran only to be dropped for it.
 		 */
 		if (ch) {
-			rc = chain_actions_ambiguous(e->ctx, w->first_future, (size_t)k, ch, &amb);
+			rc = chain_build_actions(e->ctx, w->first_future, (size_t)k, ch);
 			if (rc == ENG_EINVAL || rc == ENG_ERANGE) {
 				rc = 0;
 				err_clear();
@@ -952,7 +951,7 @@ static int enum_chain_k(struct enum_ctx *e, int k)
 			}
 			if (rc)
 				break;
-			if (amb)
+			if (chain_ambiguous(ch))
 				continue;
 		}
 		c.k = k;

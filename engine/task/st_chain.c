@@ -264,17 +264,10 @@ static int distractor_tier(const struct recording *rec, const struct chain_words
 /* The chain over the future actions, into the ground truth. */
 static int build(struct build *b, size_t first, int k, struct chain_result *c)
 {
-	struct chain_args a;
 	cJSON *j;
-	int rc, i;
+	int rc;
 
-	memset(&a, 0, sizeof(a));
-	a.nactions = (size_t)k;
-	for (i = 0; i < k; i++)
-		a.actions[i] = first + (size_t)i;
-	a.keep_goal_order = true;
-	a.limit = CHAIN_DEFAULT_LIMIT;
-	rc = chain_build(b->ctx, &a, c);
+	rc = chain_build_actions(b->ctx, first, (size_t)k, c);
 	if (rc)
 		return rc == ENG_EINVAL || rc == ENG_ERANGE
 			       ? err_set(ENG_EINVAL, "build_chain: %s", err_msg()) : rc;
