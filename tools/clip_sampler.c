@@ -445,14 +445,18 @@ static int lost_span(struct enum_ctx *e, const struct visibility_timeline *tl,
 	int64_t next_ok = INT64_MIN, t0 = recording_t0(e->rec);
 	long lv = -1;   /* last visible frame <= k - back */
 	long last = -1; /* last visible frame <= k */
-	size_t k = k0 > f->wf + f->back ? k0 - f->wf - f->back : 0;
+	size_t ks = k0 > f->wf + f->back ? k0 - f->wf - f->back : 0, k;
 	int rc;
 
-	for (; k < k1; k++) {
+	/*
+	 * Only frames of [ks, k1) are read, those the caller had computed: a
+	 * frame before ks could only set lv to one too old for any k >= k0.
+	 */
+	for (k = ks; k < k1; k++) {
 		struct clip_cand c;
 		bool ok, expensive = false;
 
-		if (k >= f->back && visibility_timeline_visible(tl, o, k - f->back))
+		if (k >= ks + f->back && visibility_timeline_visible(tl, o, k - f->back))
 			lv = (long)(k - f->back);
 		if (visibility_timeline_visible(tl, o, k))
 			last = (long)k;

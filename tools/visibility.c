@@ -173,7 +173,8 @@ static int timeline_new(const struct recording *rec, struct visibility_timeline 
 	pthread_mutex_init(&tl->lock, NULL);
 	pthread_cond_init(&tl->cond, NULL);
 	tl->bits = calloc(tl->nobjects * tl->words + 1, sizeof(*tl->bits));
-	tl->done = calloc(tl->words + 1, 1);
+	tl->chunks = (tl->nframes + VISIBILITY_CHUNK - 1) / VISIBILITY_CHUNK;
+	tl->done = calloc(tl->chunks + 1, 1);
 	if (!tl->bits || !tl->done) {
 		timeline_free(tl);
 		return ENG_ENOMEM;
@@ -195,38 +196,44 @@ static int timeline_make(void *arg, void **data, void (**destroy)(void *data))
 	return 0;
 }
 
-/* Computes the frames of word w. */
-static int timeline_word(struct scene *s, const struct recording *rec,
-			 struct visibility_timeline *tl, size_t w)
+/*
+ * Computes the frames of chunk c. Chunks of one word are computed by
+ * different threads at once: each sets its own bits with an atomic OR.
+ */
+static int timeline_chunk(struct scene *s, const struct recording *rec,
+			  struct visibility_timeline *tl, size_t c)
 {
 	struct visibility_view v;
-	size_t k, o, end = (w + 1) * 64 < tl->nframes ? (w + 1) * 64 : tl->nframes;
+	size_t k0 = c * VISIBILITY_CHUNK, k, o;
+	size_t end = k0 + VISIBILITY_CHUNK < tl->nframes ? k0 + VISIBILITY_CHUNK : tl->nframes;
 	int rc;
 
-	for (k = w * 64; k < end; k++) {
+	for (k = k0; k < end; k++) {
 		rc = visibility_view_at(s, rec, visibility_timeline_time(tl, k),
 					VISIBILITY_MAX_RANGE_M, &v);
 		if (rc)
 			return rc;
 		for (o = 0; o < tl->nobjects; o++)
 			if (visibility_test(s, &v, o, false, NULL) == VIS_VISIBLE)
-				tl->bits[o * tl->words + k / 64] |= (uint64_t)1 << (k % 64);
+				__atomic_fetch_or(&tl->bits[o * tl->words + k / 64],
+						  (uint64_t)1 << (k % 64), __ATOMIC_RELAXED);
 	}
 	return 0;
 }
 
 /*
  * The timeline is one per recording when the contexts share a store: its
- * words are computed by whichever context needs them first, each by one
- * thread (it claims the word under the lock, computes it on its own scene,
- * marks it computed), while the others wait for a word being computed.
+ * chunks are computed by whichever context needs them first, each by one
+ * thread (it claims the chunk under the lock, computes it on its own
+ * scene, marks it computed), while the others wait for a chunk being
+ * computed.
  */
 int visibility_timeline_range(struct tool_ctx *ctx, size_t k0, size_t k1,
 			      const struct visibility_timeline **out)
 {
 	struct visibility_timeline *tl = tool_ctx_slot(ctx, TOOL_SLOT_VISIBILITY);
 	struct scene *s;
-	size_t w;
+	size_t c;
 	int rc = 0;
 
 	rc = scene_get(ctx, &s);
@@ -241,23 +248,26 @@ int visibility_timeline_range(struct tool_ctx *ctx, size_t k0, size_t k1,
 	if (k1 > tl->nframes)
 		k1 = tl->nframes;
 	pthread_mutex_lock(&tl->lock);
-	for (w = k0 / 64; !rc && k0 < k1 && w <= (k1 - 1) / 64; w++) {
-		while (tl->done[w] == 1)
+	for (c = k0 / VISIBILITY_CHUNK; !rc && k0 < k1 && c <= (k1 - 1) / VISIBILITY_CHUNK; c++) {
+		while (tl->done[c] == 1)
 			pthread_cond_wait(&tl->cond, &tl->lock);
-		if (tl->done[w] == 2)
+		if (tl->done[c] == 2)
 			continue;
-		tl->done[w] = 1;
+		tl->done[c] = 1;
 		pthread_mutex_unlock(&tl->lock);
-		rc = timeline_word(s, tool_ctx_rec(ctx), tl, w);
+		rc = timeline_chunk(s, tool_ctx_rec(ctx), tl, c);
 		pthread_mutex_lock(&tl->lock);
 		if (rc) {
 			/* its bits may be half set: cleared for the next claimer */
+			uint64_t keep = ~((((uint64_t)1 << VISIBILITY_CHUNK) - 1)
+					  << (c * VISIBILITY_CHUNK % 64));
 			size_t o;
 
 			for (o = 0; o < tl->nobjects; o++)
-				tl->bits[o * tl->words + w] = 0;
+				__atomic_fetch_and(&tl->bits[o * tl->words + c * VISIBILITY_CHUNK / 64],
+						   keep, __ATOMIC_RELAXED);
 		}
-		tl->done[w] = rc ? 0 : 2;
+		tl->done[c] = rc ? 0 : 2;
 		pthread_cond_broadcast(&tl->cond);
 	}
 	pthread_mutex_unlock(&tl->lock);
@@ -278,7 +288,8 @@ bool visibility_timeline_visible(const struct visibility_timeline *tl,
 {
 	if (o >= tl->nobjects || k >= tl->nframes)
 		return false;
-	return (tl->bits[o * tl->words + k / 64] >> (k % 64)) & 1;
+	/* relaxed: another chunk of the word may be being set meanwhile */
+	return (__atomic_load_n(&tl->bits[o * tl->words + k / 64], __ATOMIC_RELAXED) >> (k % 64)) & 1;
 }
 
 int64_t visibility_timeline_time(const struct visibility_timeline *tl, size_t k)

@@ -96,7 +96,7 @@ const char *visibility_reason_name(enum visibility_reason r);
 
 /*
  * The visibility of every object on the 10 Hz grid, computed where asked:
- * in words of 64 frames, each once.
+ * in chunks of VISIBILITY_CHUNK frames, each once.
  */
 struct visibility_timeline {
 	int64_t t0_ns;    /* time of frame 0 (the recording start) */
@@ -105,10 +105,14 @@ struct visibility_timeline {
 	size_t nobjects;  /* rows */
 	size_t words;     /* 64-bit words per row */
 	uint64_t *bits;   /* bit k of row o set: object o visible at frame k */
-	unsigned char *done; /* per word: 0 not computed, 1 being computed, 2 computed */
-	pthread_mutex_t lock; /* guards done; a word's bits are written by its claimer only */
-	pthread_cond_t cond;  /* a word finished */
+	size_t chunks;    /* runs of VISIBILITY_CHUNK frames, the unit of computing */
+	unsigned char *done; /* per chunk: 0 not computed, 1 being computed, 2 computed */
+	pthread_mutex_t lock; /* guards done; a chunk's bits are set by its claimer only */
+	pthread_cond_t cond;  /* a chunk finished */
 };
+
+/* Frames computed together (a divisor of 64: a chunk's bits lie in one word). */
+#define VISIBILITY_CHUNK 8
 
 /*
  * The timeline of the context's recording (default range) with every

@@ -559,6 +559,8 @@ struct tl_job {
 	struct tool_shared *sh;
 	unsigned seed;
 	int rc;
+	const uint64_t *ref; /* the bits of a timeline computed alone */
+	size_t wrong;   /* frames of an asked range that read otherwise than ref */
 	uint64_t *bits; /* the whole timeline's bits, as this thread read them */
 };
 
@@ -568,6 +570,7 @@ static void *tl_worker(void *p)
 	struct tl_job *j = p;
 	const struct visibility_timeline *tl = NULL;
 	struct tool_ctx *ctx = NULL;
+	size_t k, o;
 	int i;
 
 	j->rc = tool_ctx_new(j->rec, &ctx);
@@ -585,6 +588,11 @@ static void *tl_worker(void *p)
 		a = (j->seed >> 8) % n;
 		b = a + (j->seed >> 4) % 300;
 		j->rc = visibility_timeline_range(ctx, a, b, &tl);
+		/* every frame asked for reads as computed alone, from the first call */
+		for (k = a; !j->rc && k < b && k < n; k++)
+			for (o = 0; o < tl->nobjects; o++)
+				j->wrong += visibility_timeline_visible(tl, o, k) !=
+					    (bool)((j->ref[o * tl->words + k / 64] >> (k % 64)) & 1);
 	}
 	if (!j->rc)
 		j->rc = visibility_timeline_get(ctx, &tl);
@@ -598,9 +606,10 @@ static void *tl_worker(void *p)
 }
 
 /*
- * One timeline shared by four threads' contexts, each computing the words
- * it asks for in its own order (waiting for the words another computes),
- * holds the bits of a timeline computed alone on one context.
+ * One timeline shared by four threads' contexts, each computing the chunks
+ * it asks for in its own order (waiting for the chunks another computes,
+ * setting bits of words another sets too), holds the bits of a timeline
+ * computed alone on one context, and each range asked for reads so at once.
  */
 static void test_timeline_shared(void **state)
 {
@@ -628,12 +637,13 @@ static void test_timeline_shared(void **state)
 	assert_true(set > 1000);
 	assert_int_equal(tool_shared_new(&sh), 0);
 	for (k = 0; k < 4; k++) {
-		jobs[k] = (struct tl_job){ rec, sh, 7u + 31u * (unsigned)k, 0, NULL };
+		jobs[k] = (struct tl_job){ rec, sh, 7u + 31u * (unsigned)k, 0, tl->bits, 0, NULL };
 		assert_int_equal(pthread_create(&th[k], NULL, tl_worker, &jobs[k]), 0);
 	}
 	for (k = 0; k < 4; k++) {
 		pthread_join(th[k], NULL);
 		assert_int_equal(jobs[k].rc, 0);
+		assert_int_equal(jobs[k].wrong, 0);
 		assert_non_null(jobs[k].bits);
 		assert_memory_equal(jobs[k].bits, tl->bits, nbits * sizeof(*tl->bits));
 		free(jobs[k].bits);
