@@ -227,6 +227,7 @@ int brain_turn(struct brain *b, const struct brain_session *s,
 	if (b->kind == BRAIN_LOCAL)
 		return brain__local_turn(s, msgs, n, last_turn, out);
 	llm_opts_init(&opts);
+	opts.tools_static = 1; /* the agent's tool sets live as long as the process */
 	if (last_turn) {
 		opts.tool_choice = LLM_CHOICE_NAMED;
 		opts.tool_name = "submit_qa";

@@ -77,7 +77,9 @@ const char *brain_model(const struct brain *b);
 
 /*
  * The next assistant message for the conversation msgs[0..n-1], with the
- * tools on offer. `last_turn` is nonzero when the turn limit is reached:
+ * tools on offer (an array that, with all it points to, never changes
+ * while the process runs, as agent_session_tools() gives: a remote brain
+ * builds each array's request text once). `last_turn` is nonzero when the turn limit is reached:
  * the brain must call submit_qa now. On success fills out->msg (and the
  * reply metadata) and returns 0; on failure returns a negative enum
  * eng_err with out->error and err_msg() describing it.

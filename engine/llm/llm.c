@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -942,6 +943,28 @@ static void default_sleep(void *ctx, long ms)
 
 /* ===================== Client ===================== */
 
+/*
+ * A tool set's part of the request body (opts->tools_static): the text
+ * sent and its canonical text for the key, built on the first request
+ * that offers the set with the profile and kept for the process, shared
+ * by every client (the sets are static, and a run's clients, one per
+ * worker, serve the same few: one per sub-task). Past LLM_TOOLS_MEMO sets
+ * the others are built per request, as without the flag.
+ */
+#define LLM_TOOLS_MEMO 64
+
+struct tools_memo {
+	const struct llm_tool *tools;
+	size_t n;
+	const struct llm_profile_info *prof;
+	char *wire;   /* cJSON_PrintUnformatted of the tools array */
+	char *canon;  /* llm_json_canonical of it */
+};
+
+static struct tools_memo tools_memo[LLM_TOOLS_MEMO];
+static size_t ntools_memo;
+static pthread_mutex_t tools_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
 struct llm_client {
 	const struct llm_profile_info *prof;
 	struct llm_config cfg;     /* copy; its strings point into this struct */
@@ -1557,9 +1580,13 @@ static int build_extra(const char *extra_json, cJSON *root)
 	return 0;
 }
 
-int llm_build_request(const struct llm_client *c, const struct llm_msg *msgs, size_t n,
-		      const struct llm_tool *tools, size_t ntools,
-		      const struct llm_opts *opts, cJSON **out)
+/*
+ * llm_build_request(); tools_raw (or NULL): the tools array as text, sent
+ * as it is instead of being built from tools.
+ */
+static int build_request(const struct llm_client *c, const struct llm_msg *msgs, size_t n,
+			 const struct llm_tool *tools, size_t ntools, const char *tools_raw,
+			 const struct llm_opts *opts, cJSON **out)
 {
 	const struct llm_profile_info *pf = c->prof;
 	struct llm_opts defaults;
@@ -1582,7 +1609,9 @@ int llm_build_request(const struct llm_client *c, const struct llm_msg *msgs, si
 	}
 	for (i = 0; !rc && i < n; i++)
 		rc = build_message(msgs, i, arr);
-	if (!rc && ntools) {
+	if (!rc && ntools && tools_raw) {
+		rc = add(root, "tools", cJSON_CreateRaw(tools_raw));
+	} else if (!rc && ntools) {
 		arr = cJSON_CreateArray();
 		rc = add(root, "tools", arr);
 		for (i = 0; !rc && i < ntools; i++)
@@ -1627,6 +1656,63 @@ int llm_build_request(const struct llm_client *c, const struct llm_msg *msgs, si
 	}
 	*out = root;
 	return 0;
+}
+
+int llm_build_request(const struct llm_client *c, const struct llm_msg *msgs, size_t n,
+		      const struct llm_tool *tools, size_t ntools,
+		      const struct llm_opts *opts, cJSON **out)
+{
+	return build_request(c, msgs, n, tools, ntools, NULL, opts, out);
+}
+
+/*
+ * The memo of a static tool set for the client's profile, made on its
+ * first request (under the lock: a set is built once); NULL when the memo
+ * is full or the set does not build (the request then builds it and
+ * reports why). A memo, once made, never changes.
+ */
+static const struct tools_memo *tools_text(const struct llm_client *c,
+					   const struct llm_tool *tools, size_t ntools)
+{
+	struct tools_memo *m = NULL;
+	cJSON *arr = NULL;
+	struct buf b;
+	size_t i;
+	int rc = 0;
+
+	buf_init(&b, (size_t)1 << 30);
+	pthread_mutex_lock(&tools_memo_lock);
+	for (i = 0; i < ntools_memo; i++)
+		if (tools_memo[i].tools == tools && tools_memo[i].n == ntools &&
+		    tools_memo[i].prof == c->prof) {
+			m = &tools_memo[i];
+			goto out;
+		}
+	if (ntools_memo == LLM_TOOLS_MEMO || !(arr = cJSON_CreateArray()))
+		goto out;
+	for (i = 0; !rc && i < ntools; i++)
+		rc = build_tool(c->prof, &tools[i], i, arr);
+	if (!rc)
+		rc = llm_json_canonical(arr, &b);
+	m = &tools_memo[ntools_memo];
+	m->wire = rc ? NULL : cJSON_PrintUnformatted(arr);
+	m->canon = m->wire ? buf_detach(&b) : NULL;
+	if (!m->canon) {
+		cJSON_free(m->wire);
+		m->wire = NULL;
+		m = NULL;
+		err_clear();
+		goto out;
+	}
+	m->tools = tools;
+	m->n = ntools;
+	m->prof = c->prof;
+	ntools_memo++;
+out:
+	pthread_mutex_unlock(&tools_memo_lock);
+	cJSON_Delete(arr);
+	buf_release(&b);
+	return m;
 }
 
 /* ===================== Transport ===================== */
@@ -1878,6 +1964,7 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	     const struct llm_tool *tools, size_t ntools,
 	     const struct llm_opts *opts, struct llm_reply *out)
 {
+	const struct tools_memo *tm;
 	cJSON *req = NULL;
 	char *wire = NULL;
 	size_t wire_len;
@@ -1899,10 +1986,11 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	for (i = 0; i < n; i++)
 		c->id_counter += msgs[i].role == LLM_ROLE_ASSISTANT;
 	c->id_counter *= 100;
-	rc = llm_build_request(c, msgs, n, tools, ntools, opts, &req);
+	tm = ntools && opts && opts->tools_static ? tools_text(c, tools, ntools) : NULL;
+	rc = build_request(c, msgs, n, tools, ntools, tm ? tm->wire : NULL, opts, &req);
 	if (rc)
 		return rc;
-	rc = llm_cache_key(c->prof->name, c->path, req, out->key);
+	rc = llm_cache_key_tools(c->prof->name, c->path, req, tm ? tm->canon : NULL, out->key);
 	if (rc)
 		goto out;
 	wire = cJSON_PrintUnformatted(req);

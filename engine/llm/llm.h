@@ -409,6 +409,10 @@ struct llm_opts {
 	int max_tokens;              /* > 0 overrides the config */
 	const char *response_format_json; /* e.g. {"type":"json_schema",...}, or NULL */
 	const char *extra_json;      /* extra top-level fields (object text), or NULL */
+	int tools_static;            /* 1: the tools array and all it points to never
+					change or go away while the process runs (static
+					sets): their request text is then built once per
+					profile and kept, not built per request */
 };
 
 /* Fills cfg with the defaults listed above (base_url and model NULL). */
@@ -487,6 +491,14 @@ int llm_json_canonical(const cJSON *j, struct buf *out);
  */
 int llm_cache_key(const char *profile, const char *path, const cJSON *body,
 		  char out[HASH_HEX_LEN + 1]);
+
+/*
+ * llm_cache_key() of a body whose top-level "tools" is a raw item: the
+ * key is computed with tools_canon (llm_json_canonical() of the tools
+ * array) in its place, so it equals the key of the body built in full.
+ */
+int llm_cache_key_tools(const char *profile, const char *path, const cJSON *body,
+			const char *tools_canon, char out[HASH_HEX_LEN + 1]);
 
 /*
  * The backoff before retry number `retry` (0 for the first retry):

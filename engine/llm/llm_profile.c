@@ -335,7 +335,11 @@ static int is_volatile(const char *k)
 	return !strcmp(k, "user") || !strcmp(k, "metadata") || !strcmp(k, "stream_options");
 }
 
-static int canon(const cJSON *j, struct buf *b, int skip_volatile)
+/*
+ * The canonical text of j; at the top level (skip_volatile) a "tools"
+ * member is written as tools_canon when that is given.
+ */
+static int canon(const cJSON *j, struct buf *b, int skip_volatile, const char *tools_canon)
 {
 	const cJSON *it;
 	const cJSON **kids = NULL;
@@ -361,7 +365,7 @@ static int canon(const cJSON *j, struct buf *b, int skip_volatile)
 			if (i)
 				rc = buf_add(b, ",", 1);
 			if (!rc)
-				rc = canon(it, b, 0);
+				rc = canon(it, b, 0, NULL);
 		}
 		return rc ? rc : buf_add(b, "]", 1);
 	}
@@ -392,8 +396,10 @@ static int canon(const cJSON *j, struct buf *b, int skip_volatile)
 			rc = canon_string(b, name);
 		if (!rc)
 			rc = buf_add(b, ":", 1);
-		if (!rc)
-			rc = canon(kids[i], b, 0);
+		if (!rc && tools_canon && !strcmp(name, "tools"))
+			rc = buf_adds(b, tools_canon);
+		else if (!rc)
+			rc = canon(kids[i], b, 0, NULL);
 	}
 	free(kids);
 	return rc ? rc : buf_add(b, "}", 1);
@@ -401,18 +407,24 @@ static int canon(const cJSON *j, struct buf *b, int skip_volatile)
 
 int llm_json_canonical(const cJSON *j, struct buf *out)
 {
-	return canon(j, out, 0);
+	return canon(j, out, 0, NULL);
 }
 
 int llm_cache_key(const char *profile, const char *path, const cJSON *body,
 		  char out[HASH_HEX_LEN + 1])
+{
+	return llm_cache_key_tools(profile, path, body, NULL, out);
+}
+
+int llm_cache_key_tools(const char *profile, const char *path, const cJSON *body,
+			const char *tools_canon, char out[HASH_HEX_LEN + 1])
 {
 	struct buf b;
 	struct hash *h = NULL;
 	int rc;
 
 	buf_init(&b, (size_t)1 << 30);
-	rc = canon(body, &b, 1);
+	rc = canon(body, &b, 1, tools_canon);
 	if (rc)
 		goto out;
 	rc = hash_new(&h);

@@ -1223,6 +1223,66 @@ static void test_cache_hit_makes_no_request(void **state)
 	rm_tree(s.dir);
 }
 
+/*
+ * A client told its tools are static builds their text once: each turn
+ * sends the bytes and computes the key that building the whole body
+ * gives (llm_build_request, llm_cache_key; a client without the flag).
+ */
+static void test_static_tools_send_the_same(void **state)
+{
+	struct stub s[2];
+	struct fixture fx[2];
+	struct mem_cache mc[2];
+	struct llm_cache_ops ops[2] = { { mem_get, mem_put, &mc[0] }, { mem_get, mem_put, &mc[1] } };
+	struct llm_msg h[2][8];
+	struct llm_reply r[2];
+	struct llm_opts o;
+	size_t n[2] = { 2, 2 };
+	cJSON *req;
+	char *wire;
+	int k, turn;
+
+	(void)state;
+	memset(mc, 0, sizeof(mc));
+	for (k = 0; k < 2; k++) {
+		stub_start(&s[k], DATA "tool_turn.json", NULL, NULL, NULL, NULL);
+		fx_config(&fx[k], &s[k], LLM_PROFILE_OPENAI);
+		fx[k].cfg.cache = &ops[k];
+		fx_open(&fx[k]);
+		first_turn(h[k]);
+	}
+	llm_opts_init(&o);
+	for (turn = 0; turn < 2; turn++) {
+		for (k = 0; k < 2; k++) {
+			o.tools_static = k;
+			assert_int_equal(llm_chat(fx[k].c, h[k], n[k], tools, NTOOLS, &o, &r[k]), 0);
+			assert_int_equal(mc[k].puts, turn + 1);
+		}
+		assert_string_equal(mc[1].request, mc[0].request);
+		assert_string_equal(r[1].key, r[0].key);
+		o.tools_static = 0;
+		assert_int_equal(llm_build_request(fx[1].c, h[1], n[1], tools, NTOOLS, &o, &req), 0);
+		wire = cJSON_PrintUnformatted(req);
+		assert_non_null(wire);
+		assert_string_equal(mc[1].request, wire);
+		assert_non_null(strstr(wire, "\"name\":\"submit_final_answer\""));
+		cJSON_free(wire);
+		cJSON_Delete(req);
+		for (k = 0; k < 2; k++) {
+			n[k] = answer_calls(h[k], n[k], &r[k], "{\"ok\":true}");
+			llm_reply_release(&r[k]);
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		free(mc[k].response);
+		free(mc[k].request);
+		release_all(h[k], n[k]);
+		fx_close(&fx[k]);
+		stub_stop(&s[k]);
+		rm_tree(s[k].dir);
+	}
+}
+
 static void test_cassette_record_replay(void **state)
 {
 	struct stub s;
@@ -1590,6 +1650,7 @@ int main(void)
 		cmocka_unit_test(test_gemini_rejects_openai_body),
 		cmocka_unit_test(test_reasoning_model_rules),
 		cmocka_unit_test(test_cache_hit_makes_no_request),
+		cmocka_unit_test(test_static_tools_send_the_same),
 		cmocka_unit_test(test_cassette_record_replay),
 		cmocka_unit_test(test_concurrent_clients),
 		cmocka_unit_test(test_cache_key_canonical),
