@@ -2,6 +2,7 @@
 /* SHA-256 over OpenSSL EVP. */
 #include "hash.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,26 @@ struct hash {
 	EVP_MD_CTX *ctx;
 };
 
+/*
+ * SHA-256 fetched once for the process: EVP_sha256() makes OpenSSL 3
+ * fetch the implementation again in every EVP_DigestInit_ex(), under a
+ * global lock, which 64 workers starting their sessions at once queued
+ * on. Kept to the end (OpenSSL frees it at exit).
+ */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+	pthread_once(&sha256_once, sha256_fetch);
+	return sha256_md ? sha256_md : EVP_sha256();
+}
+
 int hash_new(struct hash **out)
 {
 	struct hash *h = calloc(1, sizeof(*h));
@@ -20,7 +41,7 @@ int hash_new(struct hash **out)
 	if (!h)
 		return ENG_ENOMEM;
 	h->ctx = EVP_MD_CTX_new();
-	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+	if (!h->ctx || EVP_DigestInit_ex(h->ctx, sha256(), NULL) != 1) {
 		hash_free(h);
 		return ENG_ENOMEM;
 	}

@@ -1421,6 +1421,41 @@ static void test_concurrent_clients(void **state)
 
 /* ===================== Tests: helpers ===================== */
 
+/* SHA-256 against the FIPS 180-2 examples, from threads at once (the digest is fetched once). */
+static void *sha_worker(void *arg)
+{
+	static const char abc_want[] =
+		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+	static const char two_want[] =
+		"248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+	static const char two[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	char hex[HASH_HEX_LEN + 1];
+	int *bad = arg, i;
+
+	for (i = 0; i < 200; i++) {
+		*bad += hash_hex("abc", 3, hex) || strcmp(hex, abc_want);
+		*bad += hash_hex(two, strlen(two), hex) || strcmp(hex, two_want);
+	}
+	return NULL;
+}
+
+static void test_sha256_known_answers(void **state)
+{
+	pthread_t th[4];
+	int bad[4] = { 0 }, k;
+	char hex[HASH_HEX_LEN + 1];
+
+	(void)state;
+	for (k = 0; k < 4; k++)
+		assert_int_equal(pthread_create(&th[k], NULL, sha_worker, &bad[k]), 0);
+	for (k = 0; k < 4; k++) {
+		pthread_join(th[k], NULL);
+		assert_int_equal(bad[k], 0);
+	}
+	assert_int_equal(hash_hex("", 0, hex), 0);
+	assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
 static void test_cache_key_canonical(void **state)
 {
 	static const char canon[] = "{\"a\":{\"x\":\"q\\n\",\"y\":[1,2.5]},\"b\":1}";
@@ -1654,6 +1689,7 @@ int main(void)
 		cmocka_unit_test(test_cassette_record_replay),
 		cmocka_unit_test(test_concurrent_clients),
 		cmocka_unit_test(test_cache_key_canonical),
+		cmocka_unit_test(test_sha256_known_answers),
 		cmocka_unit_test(test_backoff_and_retry_after),
 		cmocka_unit_test(test_huge_numbers_saturate),
 		cmocka_unit_test(test_gemini_schema_transform),
