@@ -174,39 +174,44 @@ int agent_session_tools(enum subtask st, const struct llm_tool **tools, size_t *
 
 /* ======================= Prompts ======================= */
 
+/* tool_shared_slot's maker: the summary, from describe_recording on the asking context. */
+static int summary_make(void *arg, void **data, void (**destroy)(void *data))
+{
+	cJSON *res = NULL;
+	char *text = NULL;
+	int rc;
+
+	rc = tool_call(arg, "describe_recording", "{\"object_offset\":0,\"object_limit\":60}", &res);
+	if (!rc) {
+		text = jsonfile_print(res);
+		rc = text ? 0 : ENG_ENOMEM;
+	}
+	cJSON_Delete(res);
+	if (rc)
+		return rc;
+	*data = text;
+	*destroy = free;
+	return 0;
+}
+
 /*
- * A compact recording summary for the task prompt, computed once per tool
- * context and kept in it (the same context serves many sessions, and a
+ * A compact recording summary for the task prompt, computed once per
+ * recording when the contexts share a store (else once per context) and
+ * kept in the context (the same context serves many sessions, and a
  * context belongs to one recording, so the summary can never be another
- * recording's).
+ * recording's). 64 workers made it 64 times, as they began their first
+ * sessions together.
  */
 static int recording_summary(struct tool_ctx *ctx, const char **out)
 {
-	cJSON *res = NULL;
-	char *text;
-	int rc;
+	void *text = tool_ctx_slot(ctx, TOOL_SLOT_PROMPT);
+	int rc = 0;
 
-	text = tool_ctx_slot(ctx, TOOL_SLOT_PROMPT);
-	if (text) {
+	if (!text)
+		rc = tool_shared_slot(ctx, TOOL_SLOT_PROMPT, "prompt-summary", summary_make, ctx,
+				      free, &text);
+	if (!rc)
 		*out = text;
-		return 0;
-	}
-	rc = tool_call(ctx, "describe_recording", "{\"object_offset\":0,\"object_limit\":60}", &res);
-	if (rc)
-		goto out;
-	text = jsonfile_print(res);
-	if (!text) {
-		rc = ENG_ENOMEM;
-		goto out;
-	}
-	rc = tool_ctx_set_slot(ctx, TOOL_SLOT_PROMPT, text, free);
-	if (rc) {
-		free(text);
-		goto out;
-	}
-	*out = text;
-out:
-	cJSON_Delete(res);
 	return rc;
 }
 
