@@ -331,6 +331,7 @@ static pid_t stub_start(const char *script, const char *log, char *url, size_t s
 		char *argv[] = { stub_bin, (char *)(uintptr_t)"--script", (char *)(uintptr_t)script,
 				 (char *)(uintptr_t)"--latency-ms", latency,
 				 (char *)(uintptr_t)"--log", (char *)(uintptr_t)log,
+				 (char *)(uintptr_t)"--log-brief",
 				 (char *)(uintptr_t)"--timeout-s", (char *)(uintptr_t)"300", NULL };
 
 		dup2(fds[1], 1);

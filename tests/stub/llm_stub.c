@@ -6,8 +6,8 @@
  * Gemini, vLLM, llama.cpp or Ollama, validates requests the way strict
  * providers do, and logs every request as one JSON line.
  *
- *   llm_stub --script FILE [--log FILE] [--latency-ms N] [--max-requests N]
- *            [--timeout-s N] [--strict] [--flavor F] [--loop]
+ *   llm_stub --script FILE [--log FILE] [--log-brief] [--latency-ms N]
+ *            [--max-requests N] [--timeout-s N] [--strict] [--flavor F] [--loop]
  *
  * In --strict mode it also checks content parts as vision servers do:
  * text parts hold text, image_url parts (in user messages only) hold an
@@ -60,6 +60,7 @@ static struct {
 	int strict;             /* validate requests */
 	int reasoning;          /* reasoning-model rules (max_tokens, temperature) */
 	long latency_ms;        /* added before every reply */
+	int log_brief;          /* log lines without the request body */
 	FILE *log;
 	long received;
 	long max_requests;      /* 0: unlimited */
@@ -1224,9 +1225,10 @@ static void log_request(long seq, const struct request *q, const cJSON *body, in
 				images += get_str(part, "type") && !strcmp(get_str(part, "type"), "image_url");
 		}
 		cJSON_AddNumberToObject(o, "images", images);
-		cJSON_AddItemToObject(o, "body", cJSON_Duplicate(body, 1));
+		if (!S.log_brief)
+			cJSON_AddItemToObject(o, "body", cJSON_Duplicate(body, 1));
 	}
-	else
+	else if (!S.log_brief)
 		cJSON_AddStringToObject(o, "body", q->body ? q->body : "");
 	cJSON_AddNumberToObject(o, "status", status);
 	if (rej->status)
@@ -1392,8 +1394,8 @@ static char *slurp(const char *path)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: llm_stub --script FILE [--log FILE] [--latency-ms N] [--max-requests N]\n"
-		   "                [--timeout-s N] [--strict] [--flavor F] [--loop]\n");
+	fprintf(f, "usage: llm_stub --script FILE [--log FILE] [--log-brief] [--latency-ms N]\n"
+		   "                [--max-requests N] [--timeout-s N] [--strict] [--flavor F] [--loop]\n");
 }
 
 static long now_ms(void)
@@ -1409,6 +1411,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "script", required_argument, NULL, 's' },
 		{ "log", required_argument, NULL, 'l' },
+		{ "log-brief", no_argument, NULL, 'b' },
 		{ "latency-ms", required_argument, NULL, 'd' },
 		{ "max-requests", required_argument, NULL, 'n' },
 		{ "timeout-s", required_argument, NULL, 't' },
@@ -1433,6 +1436,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 's': script = optarg; break;
 		case 'l': logpath = optarg; break;
+		case 'b': S.log_brief = 1; break;
 		case 'd': S.latency_ms = strtol(optarg, NULL, 10); break;
 		case 'n': S.max_requests = strtol(optarg, NULL, 10); break;
 		case 't': timeout_s = strtol(optarg, NULL, 10); break;
