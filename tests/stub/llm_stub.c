@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -1482,7 +1483,16 @@ int main(int argc, char **argv)
 		S.flavor = "openai";
 	S.sigs = cJSON_CreateObject();
 	if (logpath) {
-		S.log = fopen(logpath, "w");
+		/*
+		 * Emptied now, and every line appended at the end: a reader that
+		 * truncates the log between runs (the bench) gets its new lines
+		 * from offset 0, not after a hole of NULs as large as the old log.
+		 */
+		int lfd0 = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+
+		S.log = lfd0 >= 0 ? fdopen(lfd0, "a") : NULL;
+		if (lfd0 >= 0 && !S.log)
+			close(lfd0);
 		if (!S.log) {
 			int e = errno;
 
