@@ -30,6 +30,33 @@
 #endif
 #define BVH_LEAF_MAX BVH_PK
 #define BVH_BINS 32     /* SAH bins per axis */
+/*
+ * Copies of boxes spatial splits may make: none in a scene of at most
+ * BVH_SPATIAL_MIN boxes (a root and its leaves, where a split only adds
+ * nodes), else as many as the boxes, down to half of them past
+ * BVH_COPIES_MAX (copies cost memory: the leaves of a large scene outgrow
+ * the caches, and the misses cost more than the tests saved).
+ */
+#ifndef BVH_SPATIAL_MIN
+#define BVH_SPATIAL_MIN 64
+#endif
+#ifndef BVH_COPIES_MAX
+#define BVH_COPIES_MAX 4096
+#endif
+/* a spatial split's SAH cost is weighed by this against an object split's */
+#ifndef BVH_SPATIAL_FAVOUR
+#define BVH_SPATIAL_FAVOUR 0.85f
+#endif
+/* spatial splits are tried where an object split's parts overlap by this much of the root's surface */
+#define BVH_SPLIT_ALPHA 1e-5f
+/*
+ * Trees larger than this ask for their children's memory ahead of the
+ * tests (prefetch_children); in smaller ones, which the caches hold, the
+ * requests only cost instructions.
+ */
+#ifndef BVH_PREFETCH_BYTES
+#define BVH_PREFETCH_BYTES (256u << 10)
+#endif
 #define BVH_MAX_DEPTH 40 /* deeper ranges are split by index halves */
 /* a level pushes at most BVH_W - 1; index halves add at most 31 levels */
 #define BVH_STACK ((BVH_W - 1) * (BVH_MAX_DEPTH + 32) + 4)
@@ -69,11 +96,14 @@ struct bvh {
 	size_t nnodes;
 	struct bvh_packet *packets;
 	size_t npackets;
-	size_t cap;                 /* capacity of nodes and packets */
-	/* build scratch, n entries each */
-	int32_t *order;             /* box indices being partitioned */
-	float (*plo)[3], (*phi)[3]; /* inflated world AABB of each box */
-	float (*pc)[3];             /* AABB centre of each box */
+	size_t cap;                 /* references, nodes and packets at most */
+	float (*plo)[3], (*phi)[3]; /* inflated world AABB of each box (n) */
+	float root_area;            /* surface of all the boxes' bounds */
+	bool prefetch;              /* the tree outgrows the caches: see prefetch_children */
+	/* build scratch, cap entries each: the references and a copy */
+	int32_t *rbox, *tbox;       /* box of each reference */
+	float (*rlo)[3], (*rhi)[3]; /* its bounds: all or part of the box */
+	float (*tlo)[3], (*thi)[3];
 };
 
 /* ======================= Bounds ======================= */
@@ -93,22 +123,31 @@ static bool obb_finite(const struct obb *o)
 }
 
 /*
- * World AABB of a box, grown by a margin so that the node tests are
+ * The margin by which a box's bounds are grown so that the node tests are
  * conservative: a point ray_obb accepts, after its rounding, still lies
  * strictly inside the node bounds, with room for the rounding of the
- * node test itself. The margin is tiny compared with any real object.
+ * node test itself. Tiny compared with any real object.
  */
-static void box_bounds(const struct obb *o, float lo[3], float hi[3])
+static void box_margin(const float lo[3], const float hi[3], float m[3])
 {
 	int j;
 
-	obb_aabb(o, lo, hi);
-	for (j = 0; j < 3; j++) {
-		float m = 1e-5f * (1.0f + fabsf(lo[j]) + fabsf(hi[j]) +
-				   (hi[j] - lo[j]));
+	for (j = 0; j < 3; j++)
+		m[j] = 1e-5f * (1.0f + fabsf(lo[j]) + fabsf(hi[j]) +
+				(hi[j] - lo[j]));
+}
 
-		lo[j] -= m;
-		hi[j] += m;
+/* World AABB of a box, grown by its margin. */
+static void box_bounds(const struct obb *o, float lo[3], float hi[3])
+{
+	float m[3];
+	int j;
+
+	obb_aabb(o, lo, hi);
+	box_margin(lo, hi, m);
+	for (j = 0; j < 3; j++) {
+		lo[j] -= m[j];
+		hi[j] += m[j];
 	}
 }
 
@@ -146,14 +185,176 @@ static void range_bounds(const struct bvh *b, size_t begin, size_t end,
 	size_t i;
 
 	bounds_empty(lo, hi);
-	for (i = begin; i < end; i++) {
-		int32_t p = b->order[i];
+	for (i = begin; i < end; i++)
+		bounds_grow(lo, hi, b->rlo[i], b->rhi[i]);
+}
 
-		bounds_grow(lo, hi, b->plo[p], b->phi[p]);
+/* The corners of o in double: corner i has bit k set for +h[k]. */
+static void box_corners(const struct obb *o, double p[8][3])
+{
+	int i, j, k;
+
+	for (i = 0; i < 8; i++) {
+		for (j = 0; j < 3; j++) {
+			double v = o->c[j];
+
+			for (k = 0; k < 3; k++)
+				v += (double)((i >> k & 1) ? o->h[k] : -o->h[k]) *
+				     (double)o->ax[k][j];
+			p[i][j] = v;
+		}
+	}
+}
+
+/* The margin of box o (see box_margin). */
+static void obb_margin(const struct obb *o, float m[3])
+{
+	float lo[3], hi[3];
+
+	obb_aabb(o, lo, hi);
+	box_margin(lo, hi, m);
+}
+
+/* A part's bounds [lo, hi] grown by the margin m and clipped to the reference's [rlo, rhi]; false if empty. */
+static bool piece_close(const double lo[3], const double hi[3], const float m[3],
+			const float rlo[3], const float rhi[3], float olo[3],
+			float ohi[3])
+{
+	int j;
+
+	if (!(lo[0] <= hi[0]))
+		return false;
+	for (j = 0; j < 3; j++) {
+		olo[j] = fmaxf((float)lo[j] - m[j], rlo[j]);
+		ohi[j] = fminf((float)hi[j] + m[j], rhi[j]);
+		if (!(olo[j] <= ohi[j]))
+			return false;
+	}
+	return true;
+}
+
+/* The plane between spatial bins k - 1 and k of [lo, lo + ext]. */
+static double plane_at(float lo, float ext, int k)
+{
+	return (double)lo + (double)ext * k / BVH_BINS;
+}
+
+/* min and max of two doubles that are not NaN, inlined (fmin is a call) */
+static inline double dmin(double x, double y)
+{
+	return y < x ? y : x;
+}
+
+static inline double dmax(double x, double y)
+{
+	return y > x ? y : x;
+}
+
+/* Grows [lo, hi] by the part of the edge s-t between x[a] = slo and shi. */
+static void edge_part(const double *s, const double *t, int a, double slo,
+		      double shi, double lo[3], double hi[3])
+{
+	double sa = s[a], ta = t[a], u0 = 0, u1 = 1;
+	int j;
+
+	if (dmax(sa, ta) < slo || dmin(sa, ta) > shi)
+		return;
+	if (sa != ta) {
+		double v0 = (slo - sa) / (ta - sa);
+		double v1 = (shi - sa) / (ta - sa);
+
+		u0 = dmax(dmin(v0, v1), 0);
+		u1 = dmin(dmax(v0, v1), 1);
+	}
+	for (j = 0; j < 3; j++) {
+		double x0 = s[j] + u0 * (t[j] - s[j]);
+		double x1 = s[j] + u1 * (t[j] - s[j]);
+
+		lo[j] = dmin(lo[j], dmin(x0, x1));
+		hi[j] = dmax(hi[j], dmax(x0, x1));
+	}
+}
+
+/*
+ * Grows [lo, hi] by the parts of a box's 12 edges (corners p, from
+ * box_corners) between the planes x[a] = slo and x[a] = shi. The vertices
+ * of a convex box cut by two parallel planes are its corners between
+ * them and its edges' crossings of them, all ends of those parts, so
+ * this gives the bounds of the cut box exactly.
+ */
+static void slab_part(double p[8][3], int a, double slo, double shi,
+		      double lo[3], double hi[3])
+{
+	int i, e;
+
+	for (i = 0; i < 8; i++)
+		for (e = 0; e < 3; e++)
+			if (!(i & (1 << e)))
+				edge_part(p[i], p[i | (1 << e)], a, slo, shi, lo, hi);
+}
+
+/*
+ * The part of box o between the planes x[a] = slo and x[a] = shi (slo may
+ * be -inf, shi +inf): the bounds of o cut by that slab, computed in
+ * double, grown by the box's margin and clipped to the reference bounds
+ * [rlo, rhi] it is cut from. False if nothing is left.
+ *
+ * Why this stays conservative: every point within the margin of the box
+ * lies within the margin of the box's part in some slab, so the pieces a
+ * box's bounds are cut into still cover all of it, grown as before.
+ */
+static bool box_slab(const struct obb *o, int a, double slo, double shi,
+		     const float rlo[3], const float rhi[3], float olo[3],
+		     float ohi[3])
+{
+	double p[8][3], lo[3] = { INFINITY, INFINITY, INFINITY };
+	double hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+	float m[3];
+
+	box_corners(o, p);
+	obb_margin(o, m);
+	slab_part(p, a, slo, shi, lo, hi);
+	return piece_close(lo, hi, m, rlo, rhi, olo, ohi);
+}
+
+/*
+ * box_slab for each spatial bin b0..b1 of axis a over [nlo, nlo + ext]
+ * (bin k between plane_at(k) and plane_at(k + 1), the first open below
+ * and the last above). ok[k]: bin k got a part, its bounds in plo[k],
+ * phi[k].
+ */
+static void box_bins(const struct obb *o, int a, float nlo, float ext,
+		     int b0, int b1, const float rlo[3], const float rhi[3],
+		     float plo[][3], float phi[][3], bool ok[])
+{
+	double p[8][3];
+	float m[3];
+	int k;
+
+	box_corners(o, p);
+	obb_margin(o, m);
+	for (k = b0; k <= b1; k++) {
+		double lo[3] = { INFINITY, INFINITY, INFINITY };
+		double hi[3] = { -INFINITY, -INFINITY, -INFINITY };
+
+		slab_part(p, a, k == b0 ? -(double)INFINITY : plane_at(nlo, ext, k),
+			  k == b1 ? (double)INFINITY : plane_at(nlo, ext, k + 1),
+			  lo, hi);
+		ok[k] = piece_close(lo, hi, m, rlo, rhi, plo[k], phi[k]);
 	}
 }
 
 /* ======================= Build ======================= */
+
+/*
+ * The build splits runs of references (a box, with bounds that may cover
+ * only part of it): [b, e) in use, [e, c) free for the copies that
+ * spatial splits make. Each split hands the free room on to its two
+ * parts in proportion to their sizes.
+ */
+struct span {
+	size_t b, e, c;
+};
 
 static void packet_set_lane(struct bvh_packet *pk, int lane,
 			    const struct obb *o, int32_t idx)
@@ -190,26 +391,65 @@ static int bin_of(float c, float lo, float scale)
 	return k;
 }
 
-/*
- * Splits order[begin, end) (more than BVH_LEAF_MAX boxes) in two by the
- * best binned-SAH plane over the three axes, partitioning in place.
- * Returns the first index of the right part. Falls back to index halves
- * when the centroids cannot be separated or the tree got too deep.
- */
-static size_t split_range(struct bvh *b, size_t begin, size_t end, int depth)
+static void ref_copy(struct bvh *b, size_t to, size_t from)
 {
-	float clo[3], chi[3], best_cost = INFINITY;
-	int best_axis = -1, best_split = 0, axis;
-	size_t i, mid;
+	b->rbox[to] = b->rbox[from];
+	memcpy(b->rlo[to], b->rlo[from], sizeof(b->rlo[0]));
+	memcpy(b->rhi[to], b->rhi[from], sizeof(b->rhi[0]));
+}
 
-	if (depth >= BVH_MAX_DEPTH)
-		return begin + (end - begin) / 2;
+static void ref_swap(struct bvh *b, size_t i, size_t j)
+{
+	int32_t t = b->rbox[i];
+	float lo[3], hi[3];
+
+	memcpy(lo, b->rlo[i], sizeof(lo));
+	memcpy(hi, b->rhi[i], sizeof(hi));
+	ref_copy(b, i, j);
+	b->rbox[j] = t;
+	memcpy(b->rlo[j], lo, sizeof(lo));
+	memcpy(b->rhi[j], hi, sizeof(hi));
+}
+
+static float ref_centre(const struct bvh *b, size_t i, int a)
+{
+	return 0.5f * (b->rlo[i][a] + b->rhi[i][a]);
+}
+
+/* A split of a span: by reference centres (object) or by a plane (spatial). */
+struct split {
+	float cost;
+	int axis, bin; /* left: bins below `bin` */
+	bool spatial;
+	float lo, ext; /* the binned interval of the axis */
+};
+
+/*
+ * The best binned-SAH split of the span's references by their centres
+ * over the three axes. *overlap: the surface of the intersection of the
+ * two parts' bounds (0 when they do not meet).
+ */
+static void object_split(const struct bvh *b, const struct span *sp,
+			 struct split *best, float *overlap)
+{
+	float clo[3], chi[3];
+	int axis;
+	size_t i;
+
+	best->cost = INFINITY;
+	best->axis = -1;
+	best->spatial = false;
+	*overlap = 0;
 	bounds_empty(clo, chi);
-	for (i = begin; i < end; i++)
-		bounds_grow(clo, chi, b->pc[b->order[i]], b->pc[b->order[i]]);
+	for (i = sp->b; i < sp->e; i++) {
+		float c[3] = { ref_centre(b, i, 0), ref_centre(b, i, 1),
+			       ref_centre(b, i, 2) };
+
+		bounds_grow(clo, chi, c, c);
+	}
 	for (axis = 0; axis < 3; axis++) {
 		float blo[BVH_BINS][3], bhi[BVH_BINS][3];
-		float rarea[BVH_BINS];
+		float rarea[BVH_BINS], rlo_k[BVH_BINS][3], rhi_k[BVH_BINS][3];
 		size_t cnt[BVH_BINS], rcnt[BVH_BINS], lcnt;
 		float ext = chi[axis] - clo[axis], scale, llo[3], lhi[3];
 		float rlo[3], rhi[3];
@@ -222,12 +462,10 @@ static size_t split_range(struct bvh *b, size_t begin, size_t end, int depth)
 			cnt[k] = 0;
 			bounds_empty(blo[k], bhi[k]);
 		}
-		for (i = begin; i < end; i++) {
-			int32_t p = b->order[i];
-
-			k = bin_of(b->pc[p][axis], clo[axis], scale);
+		for (i = sp->b; i < sp->e; i++) {
+			k = bin_of(ref_centre(b, i, axis), clo[axis], scale);
 			cnt[k]++;
-			bounds_grow(blo[k], bhi[k], b->plo[p], b->phi[p]);
+			bounds_grow(blo[k], bhi[k], b->rlo[i], b->rhi[i]);
 		}
 		/* suffix sweep: rarea[k], rcnt[k] describe bins k..BINS-1 */
 		bounds_empty(rlo, rhi);
@@ -237,6 +475,8 @@ static size_t split_range(struct bvh *b, size_t begin, size_t end, int depth)
 			lcnt += cnt[k];
 			rarea[k] = area(rlo, rhi);
 			rcnt[k] = lcnt;
+			memcpy(rlo_k[k], rlo, sizeof(rlo));
+			memcpy(rhi_k[k], rhi, sizeof(rhi));
 		}
 		bounds_empty(llo, lhi);
 		lcnt = 0;
@@ -249,39 +489,299 @@ static size_t split_range(struct bvh *b, size_t begin, size_t end, int depth)
 				continue;
 			cost = area(llo, lhi) * (float)lcnt +
 			       rarea[k] * (float)rcnt[k];
-			if (cost < best_cost) {
-				best_cost = cost;
-				best_axis = axis;
-				best_split = k;
+			if (cost < best->cost) {
+				float olo[3], ohi[3];
+				int j;
+
+				for (j = 0; j < 3; j++) {
+					olo[j] = fmaxf(llo[j], rlo_k[k][j]);
+					ohi[j] = fminf(lhi[j], rhi_k[k][j]);
+				}
+				best->cost = cost;
+				best->axis = axis;
+				best->bin = k;
+				best->lo = clo[axis];
+				best->ext = ext;
+				*overlap = area(olo, ohi);
 			}
 		}
 	}
-	if (best_axis < 0)
-		return begin + (end - begin) / 2;
-	{
-		float scale = (float)BVH_BINS / (chi[best_axis] - clo[best_axis]);
-		size_t l = begin, r = end;
-
-		while (l < r) {
-			int32_t p = b->order[l];
-
-			if (bin_of(b->pc[p][best_axis], clo[best_axis], scale) <
-			    best_split) {
-				l++;
-			} else {
-				r--;
-				b->order[l] = b->order[r];
-				b->order[r] = p;
-			}
-		}
-		mid = l;
-	}
-	if (mid == begin || mid == end)
-		mid = begin + (end - begin) / 2;
-	return mid;
 }
 
-static int32_t make_leaf(struct bvh *b, size_t begin, size_t end,
+/*
+ * The first and last spatial bins of axis a that reference i reaches,
+ * from its bounds (the bins it may be cut into).
+ */
+static void ref_bins(const struct bvh *b, size_t i, int a, float lo,
+		     float scale, int *b0, int *b1)
+{
+	*b0 = bin_of(b->rlo[i][a], lo, scale);
+	*b1 = bin_of(b->rhi[i][a], lo, scale);
+}
+
+/*
+ * The best binned-SAH split of the span by an axis-aligned plane, the
+ * references it crosses cut in two (Stich, Friedrich and Dietrich,
+ * "Spatial splits in bounding volume hierarchies", 2009): each reference
+ * is cut into the bins it spans, entering the first bin it has a part in
+ * and leaving the last. Only splits that leave both sides smaller than
+ * the span and fit the span's free room count. Improves *best if cheaper.
+ */
+static void spatial_split(const struct bvh *b, const struct obb *boxes,
+			  const struct span *sp, const float nlo[3],
+			  const float nhi[3], struct split *best)
+{
+	size_t m = sp->e - sp->b, room = sp->c - sp->b, i;
+	int axis;
+
+	for (axis = 0; axis < 3; axis++) {
+		float blo[BVH_BINS][3], bhi[BVH_BINS][3];
+		float rarea[BVH_BINS], llo[3], lhi[3], rlo[3], rhi[3];
+		size_t enter[BVH_BINS], leave[BVH_BINS], rcnt[BVH_BINS], lcnt;
+		float ext = nhi[axis] - nlo[axis], scale;
+		float plo[BVH_BINS][3], phi[BVH_BINS][3];
+		bool ok[BVH_BINS];
+		int k;
+
+		if (!(ext > 0))
+			continue;
+		scale = (float)BVH_BINS / ext;
+		for (k = 0; k < BVH_BINS; k++) {
+			enter[k] = leave[k] = 0;
+			bounds_empty(blo[k], bhi[k]);
+		}
+		for (i = sp->b; i < sp->e; i++) {
+			const struct obb *o = &boxes[b->rbox[i]];
+			int b0, b1, first = -1, last = -1;
+
+			ref_bins(b, i, axis, nlo[axis], scale, &b0, &b1);
+			if (b0 == b1) {
+				bounds_grow(blo[b0], bhi[b0], b->rlo[i], b->rhi[i]);
+				enter[b0]++;
+				leave[b0]++;
+				continue;
+			}
+			box_bins(o, axis, nlo[axis], ext, b0, b1, b->rlo[i],
+				 b->rhi[i], plo, phi, ok);
+			for (k = b0; k <= b1; k++) {
+				if (!ok[k])
+					continue;
+				bounds_grow(blo[k], bhi[k], plo[k], phi[k]);
+				if (first < 0)
+					first = k;
+				last = k;
+			}
+			if (first < 0) {
+				/* no part left by the rounding: keep it whole */
+				first = last = b0;
+				bounds_grow(blo[b0], bhi[b0], b->rlo[i], b->rhi[i]);
+			}
+			enter[first]++;
+			leave[last]++;
+		}
+		bounds_empty(rlo, rhi);
+		lcnt = 0;
+		for (k = BVH_BINS - 1; k > 0; k--) {
+			bounds_grow(rlo, rhi, blo[k], bhi[k]);
+			lcnt += leave[k];
+			rarea[k] = area(rlo, rhi);
+			rcnt[k] = lcnt;
+		}
+		bounds_empty(llo, lhi);
+		lcnt = 0;
+		for (k = 1; k < BVH_BINS; k++) {
+			float cost;
+
+			bounds_grow(llo, lhi, blo[k - 1], bhi[k - 1]);
+			lcnt += enter[k - 1];
+			if (lcnt == 0 || rcnt[k] == 0 || lcnt >= m ||
+			    rcnt[k] >= m || lcnt + rcnt[k] > room)
+				continue;
+			cost = area(llo, lhi) * (float)lcnt +
+			       rarea[k] * (float)rcnt[k];
+			cost *= BVH_SPATIAL_FAVOUR;
+			if (cost < best->cost) {
+				best->cost = cost;
+				best->axis = axis;
+				best->bin = k;
+				best->spatial = true;
+				best->lo = nlo[axis];
+				best->ext = ext;
+			}
+		}
+	}
+}
+
+/*
+ * Lays out a split span: nl references from `left` (rows of the scratch
+ * at tl) then the span's free room in proportion, then nr from the
+ * scratch at tr, and sets the two parts.
+ */
+static void place_parts(struct bvh *b, const struct span *sp, size_t tl,
+			size_t nl, size_t tr, size_t nr, struct span *l,
+			struct span *r)
+{
+	size_t room = sp->c - sp->b - nl - nr;
+	size_t gap = (size_t)((double)room * (double)nl / (double)(nl + nr));
+	size_t i;
+
+	l->b = sp->b;
+	l->e = sp->b + nl;
+	l->c = l->e + gap;
+	r->b = l->c;
+	r->e = r->b + nr;
+	r->c = sp->c;
+	for (i = 0; i < nl; i++) {
+		b->rbox[l->b + i] = b->tbox[tl + i];
+		memcpy(b->rlo[l->b + i], b->tlo[tl + i], sizeof(b->rlo[0]));
+		memcpy(b->rhi[l->b + i], b->thi[tl + i], sizeof(b->rhi[0]));
+	}
+	for (i = 0; i < nr; i++) {
+		b->rbox[r->b + i] = b->tbox[tr + i];
+		memcpy(b->rlo[r->b + i], b->tlo[tr + i], sizeof(b->rlo[0]));
+		memcpy(b->rhi[r->b + i], b->thi[tr + i], sizeof(b->rhi[0]));
+	}
+}
+
+static void scratch_put(struct bvh *b, size_t at, int32_t box,
+			const float lo[3], const float hi[3])
+{
+	b->tbox[at] = box;
+	memcpy(b->tlo[at], lo, sizeof(b->tlo[0]));
+	memcpy(b->thi[at], hi, sizeof(b->thi[0]));
+}
+
+/*
+ * Carries out a spatial split. References wholly on one side go there;
+ * one the plane crosses is cut in two while the span has room for the
+ * copy, else goes whole to the side of its centre. Returns false, with
+ * the span untouched, if a side came out empty.
+ */
+static bool spatial_apply(struct bvh *b, const struct obb *boxes,
+			  const struct span *sp, const struct split *s,
+			  struct span *l, struct span *r)
+{
+	size_t room = sp->c - sp->b, base = sp->b, nl = 0, nr = 0, i;
+	float scale = (float)BVH_BINS / s->ext;
+	double plane = plane_at(s->lo, s->ext, s->bin);
+	int a = s->axis;
+
+	/* left parts fill the scratch from base up, right ones from the top */
+	for (i = sp->b; i < sp->e; i++) {
+		const struct obb *o = &boxes[b->rbox[i]];
+		size_t pending = sp->e - i - 1;
+		float llo[3], lhi[3], rlo[3], rhi[3];
+		bool lok, rok;
+		int b0, b1;
+
+		ref_bins(b, i, a, s->lo, scale, &b0, &b1);
+		if (b1 < s->bin) {
+			scratch_put(b, base + nl++, b->rbox[i], b->rlo[i], b->rhi[i]);
+			continue;
+		}
+		if (b0 >= s->bin) {
+			nr++;
+			scratch_put(b, base + room - nr, b->rbox[i], b->rlo[i], b->rhi[i]);
+			continue;
+		}
+		lok = box_slab(o, a, -INFINITY, plane, b->rlo[i], b->rhi[i], llo, lhi);
+		rok = box_slab(o, a, plane, INFINITY, b->rlo[i], b->rhi[i], rlo, rhi);
+		if (lok && rok && nl + nr + 2 + pending > room)
+			lok = rok = false; /* no room for a copy: whole, by its centre */
+		if (lok && !rok) {
+			scratch_put(b, base + nl++, b->rbox[i], llo, lhi);
+		} else if (rok && !lok) {
+			nr++;
+			scratch_put(b, base + room - nr, b->rbox[i], rlo, rhi);
+		} else if (lok && rok) {
+			scratch_put(b, base + nl++, b->rbox[i], llo, lhi);
+			nr++;
+			scratch_put(b, base + room - nr, b->rbox[i], rlo, rhi);
+		} else if (ref_centre(b, i, a) < (float)plane) {
+			scratch_put(b, base + nl++, b->rbox[i], b->rlo[i], b->rhi[i]);
+		} else {
+			nr++;
+			scratch_put(b, base + room - nr, b->rbox[i], b->rlo[i], b->rhi[i]);
+		}
+	}
+	if (nl == 0 || nr == 0 || nl >= sp->e - sp->b || nr >= sp->e - sp->b)
+		return false;
+	place_parts(b, sp, base, nl, base + room - nr, nr, l, r);
+	return true;
+}
+
+/* Carries out an object split (or index halves when s->axis < 0). */
+static void object_apply(struct bvh *b, const struct span *sp,
+			 const struct split *s, struct span *l, struct span *r)
+{
+	size_t lo = sp->b, hi = sp->e, mid, nl, nr, i;
+
+	if (s->axis >= 0) {
+		float scale = (float)BVH_BINS / s->ext;
+
+		while (lo < hi) {
+			if (bin_of(ref_centre(b, lo, s->axis), s->lo, scale) <
+			    s->bin) {
+				lo++;
+			} else {
+				hi--;
+				ref_swap(b, lo, hi);
+			}
+		}
+		mid = lo;
+	} else {
+		mid = sp->b;
+	}
+	if (mid == sp->b || mid == sp->e)
+		mid = sp->b + (sp->e - sp->b) / 2;
+	nl = mid - sp->b;
+	nr = sp->e - mid;
+	if (sp->c == sp->e) {
+		l->b = sp->b;
+		l->e = l->c = mid;
+		r->b = mid;
+		r->e = r->c = sp->e;
+		return;
+	}
+	/* hand on the free room: the scratch holds both parts in order */
+	for (i = 0; i < nl + nr; i++)
+		scratch_put(b, sp->b + i, b->rbox[sp->b + i], b->rlo[sp->b + i],
+			    b->rhi[sp->b + i]);
+	place_parts(b, sp, sp->b, nl, sp->b + nl, nr, l, r);
+}
+
+/*
+ * Splits a span of more than BVH_LEAF_MAX references in two by the
+ * cheaper of the best object split and, where the span has free room and
+ * the object split's parts overlap, the best spatial split. Falls back to
+ * index halves when nothing separates them or the tree got too deep.
+ */
+static void split_span(struct bvh *b, const struct obb *boxes,
+		       const struct span *sp, int depth, struct span *l,
+		       struct span *r)
+{
+	struct split s;
+	float overlap = 0, nlo[3], nhi[3];
+
+	s.axis = -1;
+	s.spatial = false;
+	if (depth < BVH_MAX_DEPTH) {
+		object_split(b, sp, &s, &overlap);
+		if (sp->c > sp->e && overlap > BVH_SPLIT_ALPHA * b->root_area) {
+			range_bounds(b, sp->b, sp->e, nlo, nhi);
+			spatial_split(b, boxes, sp, nlo, nhi, &s);
+		}
+	}
+	if (s.axis >= 0 && s.spatial && spatial_apply(b, boxes, sp, &s, l, r))
+		return;
+	if (s.spatial) {
+		/* a side came out empty: fall back to the centres */
+		object_split(b, sp, &s, &overlap);
+	}
+	object_apply(b, sp, &s, l, r);
+}
+
+static int32_t make_leaf(struct bvh *b, const struct span *sp,
 			 const struct obb *boxes)
 {
 	size_t p = b->npackets++;
@@ -289,50 +789,47 @@ static int32_t make_leaf(struct bvh *b, size_t begin, size_t end,
 	size_t i;
 
 	packet_clear(pk);
-	for (i = begin; i < end; i++) {
-		int32_t bi = b->order[i];
+	for (i = sp->b; i < sp->e; i++) {
+		int32_t bi = b->rbox[i];
 
-		packet_set_lane(pk, (int)(i - begin), &boxes[bi], bi);
+		packet_set_lane(pk, (int)(i - sp->b), &boxes[bi], bi);
 	}
 	return BVH_LEAF(p);
 }
 
-/* Builds the subtree over order[begin, end); returns its reference. */
-static int32_t build_range(struct bvh *b, size_t begin, size_t end, int depth,
-			   const struct obb *boxes)
+/* Builds the subtree over a span; returns its reference. */
+static int32_t build_span(struct bvh *b, const struct span *sp, int depth,
+			  const struct obb *boxes)
 {
-	size_t rb[BVH_W], re[BVH_W];
+	struct span part[BVH_W];
 	float lo[BVH_W][3], hi[BVH_W][3];
 	int nr = 1, j;
 	size_t ni;
 
-	if (end - begin <= BVH_LEAF_MAX)
-		return make_leaf(b, begin, end, boxes);
-	rb[0] = begin;
-	re[0] = end;
-	range_bounds(b, begin, end, lo[0], hi[0]);
+	if (sp->e - sp->b <= BVH_LEAF_MAX)
+		return make_leaf(b, sp, boxes);
+	part[0] = *sp;
+	range_bounds(b, sp->b, sp->e, lo[0], hi[0]);
 	while (nr < BVH_W) {
 		int pick = -1;
 		float best = -1;
-		size_t mid;
+		struct span whole;
 
 		/* split the child with the largest surface */
 		for (j = 0; j < nr; j++) {
 			float a = area(lo[j], hi[j]);
 
-			if (re[j] - rb[j] > BVH_LEAF_MAX && a > best) {
+			if (part[j].e - part[j].b > BVH_LEAF_MAX && a > best) {
 				best = a;
 				pick = j;
 			}
 		}
 		if (pick < 0)
 			break;
-		mid = split_range(b, rb[pick], re[pick], depth);
-		rb[nr] = mid;
-		re[nr] = re[pick];
-		re[pick] = mid;
-		range_bounds(b, rb[pick], re[pick], lo[pick], hi[pick]);
-		range_bounds(b, rb[nr], re[nr], lo[nr], hi[nr]);
+		whole = part[pick];
+		split_span(b, boxes, &whole, depth, &part[pick], &part[nr]);
+		range_bounds(b, part[pick].b, part[pick].e, lo[pick], hi[pick]);
+		range_bounds(b, part[nr].b, part[nr].e, lo[nr], hi[nr]);
 		nr++;
 	}
 	ni = b->nnodes++;
@@ -342,7 +839,7 @@ static int32_t build_range(struct bvh *b, size_t begin, size_t end, int depth,
 		int a;
 
 		if (j < nr)
-			ref = build_range(b, rb[j], re[j], depth + 1, boxes);
+			ref = build_span(b, &part[j], depth + 1, boxes);
 		else
 			bounds_empty(lo[j], hi[j]);
 		for (a = 0; a < 3; a++) {
@@ -356,22 +853,25 @@ static int32_t build_range(struct bvh *b, size_t begin, size_t end, int depth,
 
 static int prepare(struct bvh *b, const struct obb *boxes)
 {
+	float lo[3], hi[3];
 	size_t i;
-	int j;
 
 	for (i = 0; i < b->n; i++) {
 		if (!obb_finite(&boxes[i]))
 			return ENG_EINVAL;
 		box_bounds(&boxes[i], b->plo[i], b->phi[i]);
-		for (j = 0; j < 3; j++)
-			b->pc[i][j] = 0.5f * (b->plo[i][j] + b->phi[i][j]);
-		b->order[i] = (int32_t)i;
+		b->rbox[i] = (int32_t)i;
+		memcpy(b->rlo[i], b->plo[i], sizeof(b->rlo[0]));
+		memcpy(b->rhi[i], b->phi[i], sizeof(b->rhi[0]));
 	}
+	range_bounds(b, 0, b->n, lo, hi);
+	b->root_area = area(lo, hi);
 	return 0;
 }
 
 static int build_into(struct bvh *b, const struct obb *boxes)
 {
+	struct span all;
 	int rc;
 
 	b->nnodes = 0;
@@ -382,11 +882,28 @@ static int build_into(struct bvh *b, const struct obb *boxes)
 	rc = prepare(b, boxes);
 	if (rc)
 		return rc;
-	b->root = build_range(b, 0, b->n, 0, boxes);
+	all.b = 0;
+	all.e = b->n;
+	all.c = b->cap;
+	b->root = build_span(b, &all, 0, boxes);
+	b->prefetch = b->nnodes * sizeof(struct bvh_node) +
+		      b->npackets * sizeof(struct bvh_packet) > BVH_PREFETCH_BYTES;
 	return 0;
 }
 
 static int best_isa(void);
+
+/* The copies spatial splits may make of n boxes (see BVH_COPIES_MAX). */
+static size_t bvh_copies(size_t n)
+{
+	size_t half = n / 2;
+
+	if (n <= BVH_SPATIAL_MIN)
+		return 0;
+	if (n <= BVH_COPIES_MAX)
+		return n;
+	return half > BVH_COPIES_MAX ? half : BVH_COPIES_MAX;
+}
 
 static void *alloc_aligned(size_t count, size_t size)
 {
@@ -410,16 +927,23 @@ int bvh_build(const struct obb *boxes, size_t n, struct bvh **out)
 		return ENG_ENOMEM;
 	b->n = n;
 	b->isa = best_isa();
-	/* leaves and inner nodes are each at most n (>= 1 box per leaf) */
-	b->cap = n ? n : 1;
+	/*
+	 * references are the boxes and their copies; leaves and inner nodes at
+	 * most one per reference (>= 1 reference per leaf)
+	 */
+	b->cap = n ? n + bvh_copies(n) : 1;
 	b->nodes = alloc_aligned(b->cap, sizeof(struct bvh_node));
 	b->packets = alloc_aligned(b->cap, sizeof(struct bvh_packet));
-	b->order = malloc(b->cap * sizeof(*b->order));
-	b->plo = malloc(b->cap * sizeof(*b->plo));
-	b->phi = malloc(b->cap * sizeof(*b->phi));
-	b->pc = malloc(b->cap * sizeof(*b->pc));
-	if (!b->nodes || !b->packets || !b->order || !b->plo || !b->phi ||
-	    !b->pc) {
+	b->plo = malloc((n ? n : 1) * sizeof(*b->plo));
+	b->phi = malloc((n ? n : 1) * sizeof(*b->phi));
+	b->rbox = malloc(b->cap * sizeof(*b->rbox));
+	b->tbox = malloc(b->cap * sizeof(*b->tbox));
+	b->rlo = malloc(b->cap * sizeof(*b->rlo));
+	b->rhi = malloc(b->cap * sizeof(*b->rhi));
+	b->tlo = malloc(b->cap * sizeof(*b->tlo));
+	b->thi = malloc(b->cap * sizeof(*b->thi));
+	if (!b->nodes || !b->packets || !b->plo || !b->phi || !b->rbox ||
+	    !b->tbox || !b->rlo || !b->rhi || !b->tlo || !b->thi) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -440,10 +964,14 @@ void bvh_free(struct bvh *b)
 		return;
 	free(b->nodes);
 	free(b->packets);
-	free(b->order);
 	free(b->plo);
 	free(b->phi);
-	free(b->pc);
+	free(b->rbox);
+	free(b->tbox);
+	free(b->rlo);
+	free(b->rhi);
+	free(b->tlo);
+	free(b->thi);
 	free(b);
 }
 
@@ -1043,6 +1571,39 @@ BVH_INLINE void cswap(uint64_t *a, uint64_t *b)
 	*b = lt ? y : x;
 }
 
+/*
+ * Asks for the memory of the children the ray enters, all of them at
+ * once: in a scene whose packets outgrow the caches the misses then
+ * overlap, where the traversal would meet them one by one (the nearest
+ * child is tested next, the others after it).
+ */
+BVH_INLINE void prefetch_children(const struct bvh *b, const struct bvh_node *nd,
+				  unsigned mask)
+{
+	while (mask) {
+		int32_t cr = nd->child[lowbit(mask)];
+		const char *q;
+		size_t l, size;
+
+		mask &= mask - 1;
+		if (cr >= 0) {
+			q = (const char *)&b->nodes[cr];
+			size = sizeof(struct bvh_node);
+		} else {
+			q = (const char *)&b->packets[BVH_PACKET(cr)];
+			size = sizeof(struct bvh_packet);
+		}
+#if defined(__GNUC__)
+		for (l = 0; l < size; l += 64)
+			__builtin_prefetch(q + l);
+#else
+		(void)q;
+		(void)l;
+		(void)size;
+#endif
+	}
+}
+
 BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 			  struct bvh_hit *hit, const int isa)
 {
@@ -1079,6 +1640,8 @@ BVH_INLINE bool cast_body(const struct bvh *b, const struct ray *r, float tmax,
 
 			if (!mask)
 				goto pop;
+			if (b->prefetch)
+				prefetch_children(b, nd, (unsigned)mask);
 			/* m1, m2, m3: the hit mask without its lowest one, two, three bits */
 			m1 = (unsigned)mask & ((unsigned)mask - 1);
 			if (!m1) {
@@ -1210,6 +1773,8 @@ BVH_INLINE bool occluded_body(const struct bvh *b, const struct ray *r,
 			float tn[BVH_W];
 			int mask = node_hits(nd, &s, &wide, tmax, tn, isa);
 
+			if (b->prefetch)
+				prefetch_children(b, nd, (unsigned)mask);
 			while (mask) {
 				stack[sp++] = nd->child[lowbit((unsigned)mask)];
 				mask &= mask - 1;
@@ -1344,6 +1909,19 @@ int bvh__set_isa(struct bvh *b, int isa)
 	return 0;
 }
 
+size_t bvh__refs(const struct bvh *b)
+{
+	size_t i, r = 0;
+	int j;
+
+	if (!b || b->root == BVH_EMPTY)
+		return 0;
+	for (i = 0; i < b->npackets; i++)
+		for (j = 0; j < BVH_PK; j++)
+			r += b->packets[i].idx[j] >= 0;
+	return r;
+}
+
 int bvh__isa(const struct bvh *b)
 {
 	return b ? b->isa : ISA_SSE2;
@@ -1411,3 +1989,4 @@ size_t bvh_cast_batch(const struct bvh *b, const struct ray *rays, size_t n,
 	}
 	return nhit;
 }
+

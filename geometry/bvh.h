@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Ray caster over a set of oriented boxes: an 8-wide bounding volume
- * hierarchy (binned SAH over the boxes' world AABBs) whose leaves hold up
- * to eight boxes stored SoA and tested exactly with the ray_obb slab test.
+ * hierarchy (binned SAH with spatial splits, which cut a box's bounds
+ * where a plane crosses it, so that one box may sit in several leaves)
+ * whose leaves hold up to eight boxes stored SoA and tested exactly with
+ * the ray_obb slab test.
  * Answers are identical to a brute-force loop over ray_obb: the nearest
  * entry distance, bit for bit, ties broken by the lowest box index. The
  * query kernels (SSE2, AVX2, AVX-512) are chosen at run time from what
@@ -54,9 +56,10 @@ size_t bvh_count(const struct bvh *b);
 /*
  * The boxes moved (same count, same indices): copies the new boxes and
  * recomputes every node's bounds bottom-up, keeping the tree topology.
- * Cheap (linear, no allocation); query speed degrades if boxes move far
- * from where they were at build time, in which case bvh_rebuild() is
- * better. Returns 0, or ENG_EINVAL on a non-finite box (b is then left
+ * Cheap (linear, no allocation); a box that spatial splits cut counts
+ * whole in the bounds of each leaf holding it from then on, and query
+ * speed degrades if boxes move far from where they were at build time,
+ * in which case bvh_rebuild() is better. Returns 0, or ENG_EINVAL on a non-finite box (b is then left
  * in an unspecified but safe state: rebuild or refit with valid boxes).
  */
 int bvh_refit(struct bvh *b, const struct obb *boxes);
@@ -110,5 +113,11 @@ size_t bvh_cast_batch(const struct bvh *b, const struct ray *rays, size_t n,
 enum bvh_isa { BVH_ISA_SSE2 = 0, BVH_ISA_AVX2 = 1, BVH_ISA_AVX512 = 2 };
 int bvh__set_isa(struct bvh *b, int isa);
 int bvh__isa(const struct bvh *b);
+
+/*
+ * Internal, for tests and benchmarks: the box references in b's leaves,
+ * which spatial splits make more than the boxes (at most two per box).
+ */
+size_t bvh__refs(const struct bvh *b);
 
 #endif /* BVH_H */

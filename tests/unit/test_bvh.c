@@ -538,6 +538,43 @@ static void test_empty_and_errors(void **state)
 	bvh_free(bv);
 }
 
+/*
+ * Moves the boxes (axis a by up to +-dmax, and axis 2 too when both2), then
+ * refits (pass 0) or rebuilds (pass 1) every tree in bv, and checks nr
+ * random rays against brute force; twice, so both are checked.
+ */
+static void move_and_check(struct bvhs *bv, struct obb *b, size_t n, float side,
+			   int a, bool both2, float dmax, size_t nr, uint64_t *s)
+{
+	size_t i;
+	int pass, k;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			b[i].c[a] += rng_range(s, -dmax, dmax);
+			if (both2)
+				b[i].c[2] += rng_range(s, -dmax, dmax);
+		}
+		for (k = 0; k < bv->n; k++) {
+			if (pass == 0)
+				assert_int_equal(bvh_refit(bv->v[k], b), 0);
+			else
+				assert_int_equal(bvh_rebuild(bv->v[k], b), 0);
+		}
+		for (i = 0; i < nr; i++) {
+			struct ray r;
+			vec3 o, d;
+
+			o[0] = rng_range(s, 0, side);
+			o[1] = rng_range(s, 0, side);
+			o[2] = rng_range(s, 0, side);
+			rng_dir(s, d);
+			set_ray(&r, o, d);
+			check_ray(bv, b, n, &r, side);
+		}
+	}
+}
+
 /* Refit and rebuild after moving every box agree with brute force. */
 static void test_refit_rebuild(void **state)
 {
@@ -546,34 +583,53 @@ static void test_refit_rebuild(void **state)
 	struct obb *b = random_scene(5, n, side, false);
 	struct bvhs bv;
 	uint64_t s = 6;
-	size_t i;
-	int pass, k;
 
 	(void)state;
 	bvhs_build(b, n, &bv);
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < n; i++) {
-			b[i].c[0] += rng_range(&s, -1, 1);
-			b[i].c[2] += rng_range(&s, -1, 1);
-		}
-		for (k = 0; k < bv.n; k++) {
-			if (pass == 0)
-				assert_int_equal(bvh_refit(bv.v[k], b), 0);
-			else
-				assert_int_equal(bvh_rebuild(bv.v[k], b), 0);
-		}
-		for (i = 0; i < 1000; i++) {
-			struct ray r;
-			vec3 o, d;
+	move_and_check(&bv, b, n, side, 0, true, 1.0f, 1000, &s);
+	bvhs_free(&bv);
+	free(b);
+}
 
-			o[0] = rng_range(&s, 0, side);
-			o[1] = rng_range(&s, 0, side);
-			o[2] = rng_range(&s, 0, side);
-			rng_dir(&s, d);
-			set_ray(&r, o, d);
-			check_ray(&bv, b, n, &r, side);
-		}
+/*
+ * Long thin sticks at random angles, crossing each other: the build cuts
+ * many of them by spatial splits, so one box sits in several leaves with
+ * bounds of only its part there. Every kind of ray must still find what
+ * the brute-force loop finds, bit for bit, before and after a refit (the
+ * copies then bound the whole box) and a rebuild.
+ */
+static void test_spatial_splits(void **state)
+{
+	const size_t n = 600;
+	float side = 3.0f;
+	struct obb *b = random_scene(21, n, side, false);
+	struct counts c = { 0 };
+	struct bvhs bv;
+	struct bvh *one = NULL;
+	uint64_t s = 22;
+	size_t i, refs;
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		b[i].h[0] = 0.6f + b[i].h[0];
+		b[i].h[1] = 0.01f + 0.04f * b[i].h[1];
+		b[i].h[2] = 0.01f + 0.04f * b[i].h[2];
 	}
+	assert_int_equal(bvh_build(b, n, &one), 0);
+	refs = bvh__refs(one);
+	/* copies were made, at most one per box */
+	assert_true(refs > n + n / 10);
+	assert_true(refs <= 2 * n);
+	bvh_free(one);
+	/* 64 boxes: no copies */
+	assert_int_equal(bvh_build(b, 64, &one), 0);
+	assert_int_equal(bvh__refs(one), 64);
+	bvh_free(one);
+	run_scene(b, n, side, 6000, 23, &c);
+	assert_true(c.hits > c.rays / 4);
+	assert_true(c.grazed > 0);
+	bvhs_build(b, n, &bv);
+	move_and_check(&bv, b, n, side, 1, false, 0.3f, 3000, &s);
 	bvhs_free(&bv);
 	free(b);
 }
@@ -661,6 +717,7 @@ int main(void)
 		cmocka_unit_test(test_random_20000),
 		cmocka_unit_test(test_parallel_on_faces),
 		cmocka_unit_test(test_refit_rebuild),
+		cmocka_unit_test(test_spatial_splits),
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_kernels),
 	};
