@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "buf.h"
@@ -52,6 +53,24 @@ int recording__attach_video(const char *path, struct recording *rec,
 	return 0;
 }
 
+/* Arrays from this size on are laid on huge pages (recording__alloc). */
+#define REC_HUGE_FROM ((size_t)4 << 20)
+#define REC_HUGE_PAGE ((size_t)2 << 20)
+
+void *recording__alloc(size_t bytes)
+{
+	void *p;
+
+	if (bytes < REC_HUGE_FROM)
+		return malloc(bytes ? bytes : 1);
+	bytes = (bytes + REC_HUGE_PAGE - 1) & ~(REC_HUGE_PAGE - 1);
+	p = aligned_alloc(REC_HUGE_PAGE, bytes);
+	/* only a hint: where the kernel has no huge pages, small ones serve */
+	if (p)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
+
 int recording__reserve(void *parr, size_t *cap, size_t n, size_t size)
 {
 	void *arr, *p;
@@ -66,7 +85,15 @@ int recording__reserve(void *parr, size_t *cap, size_t n, size_t size)
 		ncap *= 2;
 	}
 	memcpy(&arr, parr, sizeof(arr));
-	p = realloc(arr, ncap * size);
+	if (ncap * size < REC_HUGE_FROM) {
+		p = realloc(arr, ncap * size);
+	} else {
+		p = recording__alloc(ncap * size);
+		if (p && arr)
+			memcpy(p, arr, *cap * size);
+		if (p)
+			free(arr);
+	}
 	if (!p)
 		return ENG_ENOMEM;
 	memcpy(parr, &p, sizeof(p));

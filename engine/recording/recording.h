@@ -254,9 +254,18 @@ int recording__load_mps(const char *path, struct recording *rec);
 int recording__load_egoexo(const char *path, struct recording *rec);
 
 /*
+ * An array of `bytes` for a stream's samples, freed with free(). From 4 MB
+ * on it is laid on 2 MB pages where the kernel has them (transparent huge
+ * pages, on request): a long recording's streams are tens of megabytes
+ * written once in order, and a page fault for each 4 KB of them is a
+ * good part of the loading time (docs/performance.md).
+ */
+void *recording__alloc(size_t bytes);
+
+/*
  * Makes room for n elements of `size` bytes in the array *(T **)parr of
- * capacity *cap (grows geometrically). Returns 0 or ENG_ENOMEM (the array
- * is then unchanged).
+ * capacity *cap (grows geometrically; from 4 MB on with recording__alloc).
+ * Returns 0 or ENG_ENOMEM (the array is then unchanged).
  */
 int recording__reserve(void *parr, size_t *cap, size_t n, size_t size);
 

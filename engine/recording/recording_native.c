@@ -333,6 +333,96 @@ static int cmp_obj_row(const void *pa, const void *pb)
 	return (a->line > b->line) - (a->line < b->line);
 }
 
+/*
+ * Sorts the rows by object and time and reports the first row out of time
+ * order within its object, or the first repeated time; 0 if none.
+ */
+static int first_disorder(const char *path, const struct recording *rec, struct obj_row *rows,
+			  size_t nrows)
+{
+	size_t i;
+
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(*rows), cmp_obj_row);
+	for (i = 1; i < nrows; i++) {
+		/*
+		 * Objects may interleave, but each object's own rows come in time
+		 * order: a stray row would otherwise be sorted in quietly and
+		 * stretch the object's span.
+		 */
+		if (rows[i].obj == rows[i - 1].obj && rows[i].line < rows[i - 1].line &&
+		    rows[i].s.t_ns != rows[i - 1].s.t_ns) {
+			return err_set(ENG_EINVAL,
+				     "%s:%zu: object '%.64s': timestamps out of order "
+				     "(t_ns %lld on line %zu comes after t_ns %lld on line %zu)",
+				     path, rows[i - 1].line, rec->objects[rows[i].obj].id,
+				     (long long)rows[i - 1].s.t_ns, rows[i - 1].line,
+				     (long long)rows[i].s.t_ns, rows[i].line);
+		}
+		if (rows[i].obj == rows[i - 1].obj && rows[i].s.t_ns == rows[i - 1].s.t_ns) {
+			return err_set(
+				ENG_EINVAL,
+				"%s:%zu: object '%.64s' has two samples at t_ns %lld (line %zu)",
+				path, rows[i].line, rec->objects[rows[i].obj].id,
+				(long long)rows[i].s.t_ns, rows[i - 1].line);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The rows (in file order, or sorted by object and time) into
+ * rec->obj_poses, by object, each object's in the order given: a counting
+ * sort on the object, stable, so that file order becomes the order the
+ * sort by object and time gives whenever each object's rows come in time
+ * order, as they do in any well-formed file. *stored false, with nothing
+ * stored, when some object's times do not strictly increase (the caller
+ * then sorts, to report the first fault). Returns 0 or ENG_ENOMEM.
+ */
+static int poses_by_object(struct recording *rec, const struct obj_row *rows, size_t nrows,
+			   bool *stored)
+{
+	size_t *next = calloc(rec->nobjects + 1, sizeof(*next)), i, k;
+	int64_t *last = malloc((rec->nobjects + 1) * sizeof(*last));
+	struct pose_sample *out = NULL;
+	int rc = 0;
+
+	*stored = false;
+	if (!next || !last) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < rec->nobjects; k++)
+		last[k] = INT64_MIN;
+	for (i = 0; i < nrows; i++) {
+		k = rows[i].obj;
+		if (rows[i].s.t_ns <= last[k])
+			goto out;
+		last[k] = rows[i].s.t_ns;
+		next[k + 1]++;
+	}
+	out = recording__alloc(nrows * sizeof(*out));
+	if (!out) {
+		rc = ENG_ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < rec->nobjects; k++) {
+		rec->objects[k].pose_first = next[k + 1] ? next[k] : 0;
+		rec->objects[k].pose_count = next[k + 1];
+		next[k + 1] += next[k];
+	}
+	for (i = 0; i < nrows; i++)
+		out[next[rows[i].obj]++] = rows[i].s;
+	free(rec->obj_poses);
+	rec->obj_poses = out;
+	rec->nobj_poses = nrows;
+	*stored = true;
+out:
+	free(next);
+	free(last);
+	return rc;
+}
+
 int recording__read_object_poses(const char *path, struct recording *rec)
 {
 	struct csv *c = NULL;
@@ -340,6 +430,7 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 	struct obj_row *rows = NULL;
 	size_t nrows = 0, cap = 0, i, col_id;
 	struct pose_cols pc;
+	bool stored;
 	int rc = 0;
 
 	if (!path)
@@ -384,50 +475,15 @@ int recording__read_object_poses(const char *path, struct recording *rec)
 	}
 	if (rc < 0)
 		goto out;
-	rc = 0;
-	if (nrows > 1)
-		qsort(rows, nrows, sizeof(*rows), cmp_obj_row);
-	for (i = 1; i < nrows; i++) {
-		/*
-		 * Objects may interleave, but each object's own rows come in time
-		 * order: a stray row would otherwise be sorted in quietly and
-		 * stretch the object's span.
-		 */
-		if (rows[i].obj == rows[i - 1].obj && rows[i].line < rows[i - 1].line &&
-		    rows[i].s.t_ns != rows[i - 1].s.t_ns) {
-			rc = err_set(ENG_EINVAL,
-				     "%s:%zu: object '%.64s': timestamps out of order "
-				     "(t_ns %lld on line %zu comes after t_ns %lld on line %zu)",
-				     path, rows[i - 1].line, rec->objects[rows[i].obj].id,
-				     (long long)rows[i - 1].s.t_ns, rows[i - 1].line,
-				     (long long)rows[i].s.t_ns, rows[i].line);
-			goto out;
-		}
-		if (rows[i].obj == rows[i - 1].obj && rows[i].s.t_ns == rows[i - 1].s.t_ns) {
-			rc = err_set(
-				ENG_EINVAL,
-				"%s:%zu: object '%.64s' has two samples at t_ns %lld (line %zu)",
-				path, rows[i].line, rec->objects[rows[i].obj].id,
-				(long long)rows[i].s.t_ns, rows[i - 1].line);
-			goto out;
-		}
+	rc = poses_by_object(rec, rows, nrows, &stored);
+	if (!rc && !stored) {
+		/* some object's rows are not in time order: sorted, to name the first fault */
+		rc = first_disorder(path, rec, rows, nrows);
+		/* it finds every fault; should one slip by, the sorted rows are stored */
+		rc = rc ? rc : poses_by_object(rec, rows, nrows, &stored);
 	}
-	free(rec->obj_poses);
-	rec->obj_poses = malloc((nrows ? nrows : 1) * sizeof(*rec->obj_poses));
-	rec->nobj_poses = 0;
-	if (!rec->obj_poses) {
-		rc = ENG_ENOMEM;
+	if (rc)
 		goto out;
-	}
-	for (i = 0; i < nrows; i++) {
-		struct rec_object *o = &rec->objects[rows[i].obj];
-
-		if (!o->pose_count)
-			o->pose_first = i;
-		o->pose_count++;
-		rec->obj_poses[i] = rows[i].s;
-	}
-	rec->nobj_poses = nrows;
 settle:
 	for (i = 0; i < rec->nobjects; i++) {
 		struct rec_object *o = &rec->objects[i];
