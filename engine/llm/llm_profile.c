@@ -337,9 +337,21 @@ static int is_volatile(const char *k)
 
 /*
  * The canonical text of j; at the top level (skip_volatile) a "tools"
- * member is written as tools_canon when that is given.
+ * member is written as tools_canon when that is given, and with h, not
+ * into b but into the hash: b's text so far goes in first, then
+ * tools_canon, and b starts again empty (the hash sees the same bytes,
+ * and the 20 KB of tool schemas are not copied for each request).
  */
+static int canon_top(const cJSON *j, struct buf *b, int skip_volatile, const char *tools_canon,
+		     struct hash *h);
+
 static int canon(const cJSON *j, struct buf *b, int skip_volatile, const char *tools_canon)
+{
+	return canon_top(j, b, skip_volatile, tools_canon, NULL);
+}
+
+static int canon_top(const cJSON *j, struct buf *b, int skip_volatile, const char *tools_canon,
+		     struct hash *h)
 {
 	const cJSON *it;
 	const cJSON **kids = NULL;
@@ -396,7 +408,11 @@ static int canon(const cJSON *j, struct buf *b, int skip_volatile, const char *t
 			rc = canon_string(b, name);
 		if (!rc)
 			rc = buf_add(b, ":", 1);
-		if (!rc && tools_canon && !strcmp(name, "tools"))
+		if (!rc && tools_canon && !strcmp(name, "tools") && h) {
+			rc = hash_add(h, b->ptr ? b->ptr : "", b->len);
+			rc = rc ? rc : hash_add(h, tools_canon, strlen(tools_canon));
+			buf_reset(b);
+		} else if (!rc && tools_canon && !strcmp(name, "tools"))
 			rc = buf_adds(b, tools_canon);
 		else if (!rc)
 			rc = canon(kids[i], b, 0, NULL);
@@ -424,15 +440,14 @@ int llm_cache_key_tools(const char *profile, const char *path, const cJSON *body
 	int rc;
 
 	buf_init(&b, (size_t)1 << 30);
-	rc = canon(body, &b, 1, tools_canon);
-	if (rc)
-		goto out;
 	rc = hash_new(&h);
 	if (rc)
 		goto out;
 	rc = hash_add_field(h, profile);
 	if (!rc)
 		rc = hash_add_field(h, path);
+	if (!rc)
+		rc = canon_top(body, &b, 1, tools_canon, h);
 	if (!rc)
 		rc = hash_add(h, buf_str(&b), b.len);
 	if (rc)

@@ -319,6 +319,17 @@ int store__bind_text(sqlite3_stmt *s, const char *name, const char *v)
 	return sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
 }
 
+int store__bind_text_static(sqlite3_stmt *s, const char *name, const char *v)
+{
+	int i = sqlite3_bind_parameter_index(s, name);
+
+	if (!i)
+		return SQLITE_OK;
+	if (!v)
+		return sqlite3_bind_null(s, i);
+	return sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+}
+
 int store__bind_i64(sqlite3_stmt *s, const char *name, int64_t v)
 {
 	int i = sqlite3_bind_parameter_index(s, name);

@@ -25,8 +25,8 @@ int store_cache_get(struct store *st, const char *key, char **response_json, int
 
 	if (!key || !response_json)
 		return err_set(ENG_EINVAL, "'%s': store_cache_get: no key", st->path);
-	rc = store__db_prepare(st, "SELECT response_json, status FROM llm_cache WHERE key = :key",
-			&s, "reading the llm cache");
+	rc = store__db_cached(st, "SELECT response_json, status FROM llm_cache WHERE key = :key",
+			      &s, "reading the llm cache");
 	if (rc)
 		goto out;
 	if (store__bind_text(s, ":key", key)) {
@@ -51,7 +51,7 @@ int store_cache_get(struct store *st, const char *key, char **response_json, int
 	if (status)
 		*status = sqlite3_column_int(s, 1);
 out:
-	sqlite3_finalize(s);
+	store__db_release(st, s);
 	return rc;
 }
 
@@ -71,17 +71,19 @@ int store_cache_put(struct store *st, const char *key, const char *request_json,
 	if (!key || !*key || !response_json)
 		return err_set(ENG_EINVAL, "'%s': store_cache_put: missing key or response",
 			       st->path);
-	rc = store__db_prepare(st, sql, &s, "writing the llm cache");
+	rc = store__db_cached(st, sql, &s, "writing the llm cache");
 	if (rc)
 		goto out;
-	if (store__bind_text(s, ":key", key) || store__bind_text(s, ":request", request_json) ||
-	    store__bind_text(s, ":response", response_json) || store__bind_i64(s, ":status", status) ||
+	/* the texts outlive the step, and the release unbinds them: not copied */
+	if (store__bind_text(s, ":key", key) || store__bind_text_static(s, ":request", request_json) ||
+	    store__bind_text_static(s, ":response", response_json) ||
+	    store__bind_i64(s, ":status", status) ||
 	    store__bind_i64(s, ":latency", latency_ms)) {
 		rc = store__db_fail(st, "writing the llm cache");
 		goto out;
 	}
 	rc = store__db_done(st, s, "writing the llm cache");
 out:
-	sqlite3_finalize(s);
+	store__db_release(st, s);
 	return rc;
 }

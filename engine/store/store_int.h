@@ -31,7 +31,7 @@
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
 /* Statements of the hot write paths kept prepared per handle (store__db_cached). */
-#define STORE_STMT_CACHE 12
+#define STORE_STMT_CACHE 16
 
 struct store_stmt {
 	const char *sql;      /* the caller's static text */
@@ -104,6 +104,11 @@ int store__db_done(struct store *st, sqlite3_stmt *s, const char *what);
  * (0 = SQLITE_OK), which lets callers chain them with ||.
  */
 int store__bind_text(sqlite3_stmt *s, const char *name, const char *v);
+/*
+ * As store__bind_text, without SQLite's copy: v must stay unchanged until
+ * the statement is reset or released (a large text written once).
+ */
+int store__bind_text_static(sqlite3_stmt *s, const char *name, const char *v);
 
 int store__bind_i64(sqlite3_stmt *s, const char *name, int64_t v);
 
