@@ -112,13 +112,28 @@ struct run {
 	pthread_t ck_th;
 	pthread_cond_t ck_cond;
 	bool ck_want, ck_stop;
+	/*
+	 * A remote brain's response cache (see cache_writer): the workers read
+	 * it on one connection (cache_st) and queue what they write (cq), which
+	 * a thread of its own writes in batches on another (cache_wst); the
+	 * batch being written (cw) stays readable until it is committed. All
+	 * of it under cache_lock.
+	 */
+	struct store *cache_st, *cache_wst;
+	pthread_mutex_t cache_lock;
+	pthread_cond_t cache_cond;
+	pthread_t cache_th;
+	bool cache_th_on, cache_stop;
+	struct cache_entry *cq, *cw;
+	size_t ncq, capcq, ncw;
+	int cache_err;
+	char cache_errmsg[480];
 };
 
 struct worker {
 	struct run *run;
 	pthread_t th;
 	struct brain *brain;
-	struct store *cache_store;
 	struct llm_cache_ops cache;
 	struct tool_ctx **ctx;      /* per recording, created on first use */
 };
@@ -1210,21 +1225,208 @@ static void *worker_main(void *arg)
 
 /* ======================= The run ======================= */
 
+/* ======================= The response cache ======================= */
+
+/*
+ * A remote brain reads its response cache before each request and writes
+ * each answer to it. Written by the worker that got the answer, each write
+ * was a transaction of its own, and the next request waited for it: half
+ * a millisecond, one worker at a time (SQLite has one writer), and now and
+ * then a checkpoint of tens; with 64 workers whose answers come together,
+ * the writes alone spread each wave of requests over tens of milliseconds.
+ * So a worker only queues the answer, and the cache writer thread writes
+ * what is queued in one transaction, then the next batch. A read looks in
+ * the queue and the batch being written first, newest first, as the table
+ * would answer once they are committed; a batch leaves the queue only
+ * after its commit, so no answer is ever out of sight. A run killed loses
+ * the answers not yet committed, which the same command asks again.
+ */
+struct cache_entry {
+	char *key, *req, *resp;
+	int status;
+	long latency_ms;
+};
+
+static void cache_entries_free(struct cache_entry *e, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(e[i].key);
+		free(e[i].req);
+		free(e[i].resp);
+	}
+	free(e);
+}
+
+/* The newest queued or uncommitted answer for key, or NULL. Under cache_lock. */
+static const struct cache_entry *cache_pending(const struct run *r, const char *key)
+{
+	size_t i;
+
+	for (i = r->ncq; i > 0; i--)
+		if (!strcmp(r->cq[i - 1].key, key))
+			return &r->cq[i - 1];
+	for (i = r->ncw; i > 0; i--)
+		if (!strcmp(r->cw[i - 1].key, key))
+			return &r->cw[i - 1];
+	return NULL;
+}
+
 static int cache_get(void *ctx, const char *key, char **resp, int *status)
 {
-	return store_cache_get(ctx, key, resp, status);
+	struct run *r = ctx;
+	const struct cache_entry *e;
+	int rc;
+
+	pthread_mutex_lock(&r->cache_lock);
+	e = cache_pending(r, key);
+	if (e) {
+		*resp = strdup(e->resp);
+		if (status)
+			*status = e->status;
+		rc = *resp ? 0 : ENG_ENOMEM;
+	} else {
+		rc = store_cache_get(r->cache_st, key, resp, status);
+	}
+	pthread_mutex_unlock(&r->cache_lock);
+	return rc;
 }
 
 static int cache_put(void *ctx, const char *key, const char *req, const char *resp,
 		     int status, long latency_ms)
 {
-	return store_cache_put(ctx, key, req, resp, status, latency_ms);
+	struct run *r = ctx;
+	struct cache_entry e = { strdup(key), strdup(req ? req : ""), strdup(resp), status,
+				 latency_ms };
+	int rc = 0;
+
+	if (!e.key || !e.req || !e.resp) {
+		rc = ENG_ENOMEM;
+		goto fail;
+	}
+	pthread_mutex_lock(&r->cache_lock);
+	if (r->ncq == r->capcq) {
+		size_t cap = r->capcq ? 2 * r->capcq : 64;
+		struct cache_entry *q = realloc(r->cq, cap * sizeof(*q));
+
+		if (!q) {
+			rc = ENG_ENOMEM;
+			goto out;
+		}
+		r->cq = q;
+		r->capcq = cap;
+	}
+	r->cq[r->ncq++] = e;
+	memset(&e, 0, sizeof(e));
+	pthread_cond_signal(&r->cache_cond);
+out:
+	pthread_mutex_unlock(&r->cache_lock);
+fail:
+	free(e.key);
+	free(e.req);
+	free(e.resp);
+	return rc;
+}
+
+/* Writes one batch in one transaction; 0 or the store's error. */
+static int cache_write(struct run *r, const struct cache_entry *e, size_t n)
+{
+	size_t i;
+	int rc = store_begin(r->cache_wst);
+
+	for (i = 0; !rc && i < n; i++)
+		rc = store_cache_put(r->cache_wst, e[i].key, e[i].req, e[i].resp, e[i].status,
+				     e[i].latency_ms);
+	if (!rc)
+		return store_commit(r->cache_wst);
+	store_rollback(r->cache_wst);
+	return rc;
+}
+
+/* The cache writer thread: each batch queued, until told to stop and the queue is empty. */
+static void *cache_writer(void *arg)
+{
+	struct run *r = arg;
+
+	pthread_mutex_lock(&r->cache_lock);
+	for (;;) {
+		int rc;
+
+		while (!r->ncq && !r->cache_stop)
+			pthread_cond_wait(&r->cache_cond, &r->cache_lock);
+		if (!r->ncq)
+			break;
+		r->cw = r->cq;
+		r->ncw = r->ncq;
+		r->cq = NULL;
+		r->ncq = r->capcq = 0;
+		pthread_mutex_unlock(&r->cache_lock);
+		rc = cache_write(r, r->cw, r->ncw);
+		pthread_mutex_lock(&r->cache_lock);
+		if (rc && !r->cache_err) {
+			r->cache_err = rc;
+			snprintf(r->cache_errmsg, sizeof(r->cache_errmsg), "%s",
+				 err_msg()[0] ? err_msg() : eng_strerror(rc));
+		}
+		cache_entries_free(r->cw, r->ncw);
+		r->cw = NULL;
+		r->ncw = 0;
+	}
+	pthread_mutex_unlock(&r->cache_lock);
+	return NULL;
+}
+
+/* Opens the cache's two connections and starts its writer. */
+static int cache_start(struct run *r)
+{
+	int rc = store_open(r->p->db, 0, &r->cache_st);
+
+	rc = rc ? rc : store_open(r->p->db, 0, &r->cache_wst);
+	if (rc)
+		return rc;
+	if (pthread_create(&r->cache_th, NULL, cache_writer, r))
+		return err_set(ENG_ENOMEM, "cannot start the cache writer thread");
+	r->cache_th_on = true;
+	return 0;
+}
+
+/*
+ * Writes what is still queued, stops the writer and closes the
+ * connections; a failed write fails the run (the QAs are not affected).
+ */
+static void cache_stop(struct run *r)
+{
+	if (r->cache_th_on) {
+		pthread_mutex_lock(&r->cache_lock);
+		r->cache_stop = true;
+		pthread_cond_signal(&r->cache_cond);
+		pthread_mutex_unlock(&r->cache_lock);
+		pthread_join(r->cache_th, NULL);
+		r->cache_th_on = false;
+	}
+	cache_entries_free(r->cq, r->ncq);
+	r->cq = NULL;
+	r->ncq = 0;
+	store_close(r->cache_st);
+	store_close(r->cache_wst);
+	r->cache_st = r->cache_wst = NULL;
+	/* the workers are gone: no lock needed */
+	if (r->cache_err && !r->err) {
+		r->err = r->cache_err;
+		snprintf(r->errmsg, sizeof(r->errmsg), "llm cache: %s", r->cache_errmsg);
+	}
 }
 
 static int workers_start(struct run *r, struct brain *b, struct worker *w, int n)
 {
 	int i, rc = 0;
 
+	if (r->p->cache) {
+		rc = cache_start(r);
+		if (rc)
+			return rc;
+	}
 	for (i = 0; !rc && i < n; i++) {
 		const struct llm_cache_ops *cache = NULL;
 
@@ -1232,13 +1434,10 @@ static int workers_start(struct run *r, struct brain *b, struct worker *w, int n
 		w[i].ctx = calloc(r->nrecs + 1, sizeof(*w[i].ctx));
 		if (!w[i].ctx)
 			return ENG_ENOMEM;
-		if (r->p->cache) {
-			rc = store_open(r->p->db, 0, &w[i].cache_store);
-			if (rc)
-				return rc;
+		if (r->cache_st) {
 			w[i].cache.get = cache_get;
 			w[i].cache.put = cache_put;
-			w[i].cache.ctx = w[i].cache_store;
+			w[i].cache.ctx = r;
 			cache = &w[i].cache;
 		}
 		rc = brain_clone(b, cache, &w[i].brain);
@@ -1366,6 +1565,8 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 		r.recs[ri].path = p->paths[ri];
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.cond, NULL);
+	pthread_mutex_init(&r.cache_lock, NULL);
+	pthread_cond_init(&r.cache_cond, NULL);
 	/* a brain's response cache writes on its own connection: no batch may hold the lock */
 	r.group_commit = !p->cache;
 	pthread_cond_init(&r.ck_cond, NULL);
@@ -1386,6 +1587,7 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].th, NULL);
+	cache_stop(&r);
 	/* what the batch holds was written whole, also when the run failed after */
 	batch_commit(&r);
 	checkpointer_stop(&r);
@@ -1413,7 +1615,6 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 			tool_ctx_free(w[i].ctx[k]);
 		free(w[i].ctx);
 		brain_free(w[i].brain);
-		store_close(w[i].cache_store);
 	}
 	rc = r.err;
 	if (rc)
@@ -1423,6 +1624,8 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	free(w);
 	pthread_cond_destroy(&r.cond);
 	pthread_cond_destroy(&r.ck_cond);
+	pthread_cond_destroy(&r.cache_cond);
+	pthread_mutex_destroy(&r.cache_lock);
 	pthread_mutex_destroy(&r.lock);
 	if (rc)
 		return rc;
