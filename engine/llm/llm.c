@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "buf.h"
 #include "curldl.h"
 #include "err.h"
+#include "jsonfile.h"
 #include "rng.h"
 #include "banned.h"
 
@@ -1581,6 +1583,22 @@ static int build_extra(const char *extra_json, cJSON *root)
 }
 
 /*
+ * A raw item whose text is tools_raw itself, not a copy (cJSON's
+ * reference flag: cJSON_Delete leaves the text alone). The memo it points
+ * into outlives every request (tools_text).
+ */
+static cJSON *raw_reference(const char *tools_raw)
+{
+	cJSON *it = cJSON_CreateNull();
+
+	if (it) {
+		it->type = cJSON_Raw | cJSON_IsReference;
+		it->valuestring = (char *)(uintptr_t)tools_raw;
+	}
+	return it;
+}
+
+/*
  * llm_build_request(); tools_raw (or NULL): the tools array as text, sent
  * as it is instead of being built from tools.
  */
@@ -1610,7 +1628,7 @@ static int build_request(const struct llm_client *c, const struct llm_msg *msgs,
 	for (i = 0; !rc && i < n; i++)
 		rc = build_message(msgs, i, arr);
 	if (!rc && ntools && tools_raw) {
-		rc = add(root, "tools", cJSON_CreateRaw(tools_raw));
+		rc = add(root, "tools", raw_reference(tools_raw));
 	} else if (!rc && ntools) {
 		arr = cJSON_CreateArray();
 		rc = add(root, "tools", arr);
@@ -1993,7 +2011,8 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	rc = llm_cache_key_tools(c->prof->name, c->path, req, tm ? tm->canon : NULL, out->key);
 	if (rc)
 		goto out;
-	wire = cJSON_PrintUnformatted(req);
+	/* cJSON_PrintUnformatted's text, printed in one pass */
+	wire = jsonfile_print(req);
 	if (!wire) {
 		rc = ENG_ENOMEM;
 		goto out;
@@ -2037,7 +2056,7 @@ int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	}
 out:
 	attempt_release(&a);
-	cJSON_free(wire);
+	free(wire);
 	cJSON_Delete(req);
 	return rc;
 }
