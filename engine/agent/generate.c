@@ -8,10 +8,14 @@
 
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -121,7 +125,7 @@ struct run {
 	 */
 	struct store *cache_st, *cache_wst;
 	pthread_mutex_t cache_lock;
-	pthread_cond_t cache_cond;
+	pthread_cond_t cache_cond, cache_room;
 	pthread_t cache_th;
 	bool cache_th_on, cache_stop;
 	struct cache_entry *cq, *cw;
@@ -1235,12 +1239,21 @@ static void *worker_main(void *arg)
  * then a checkpoint of tens; with 64 workers whose answers come together,
  * the writes alone spread each wave of requests over tens of milliseconds.
  * So a worker only queues the answer, and the cache writer thread writes
- * what is queued in one transaction, then the next batch. A read looks in
+ * what is queued in one transaction, then the next batch, at the lowest
+ * priority (SCHED_IDLE, else nice 19): its writes waited for and slowed
+ * the workers' next requests when 64 answers came at once. A read looks in
  * the queue and the batch being written first, newest first, as the table
  * would answer once they are committed; a batch leaves the queue only
  * after its commit, so no answer is ever out of sight. A run killed loses
  * the answers not yet committed, which the same command asks again.
  */
+/*
+ * Answers queued at most: the writer runs when the cores are otherwise idle
+ * (SCHED_IDLE), so under a load that leaves it none a worker waits here
+ * rather than let the queue grow without bound.
+ */
+#define CACHE_QUEUE_MAX 1024
+
 struct cache_entry {
 	char *key, *req, *resp;
 	int status;
@@ -1306,6 +1319,8 @@ static int cache_put(void *ctx, const char *key, const char *req, const char *re
 		goto fail;
 	}
 	pthread_mutex_lock(&r->cache_lock);
+	while (r->ncq >= CACHE_QUEUE_MAX && r->cache_th_on)
+		pthread_cond_wait(&r->cache_room, &r->cache_lock);
 	if (r->ncq == r->capcq) {
 		size_t cap = r->capcq ? 2 * r->capcq : 64;
 		struct cache_entry *q = realloc(r->cq, cap * sizeof(*q));
@@ -1348,7 +1363,11 @@ static int cache_write(struct run *r, const struct cache_entry *e, size_t n)
 static void *cache_writer(void *arg)
 {
 	struct run *r = arg;
+	struct sched_param sp = { 0 };
 
+	/* background work: the workers' next requests come first */
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp))
+		(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 	pthread_mutex_lock(&r->cache_lock);
 	for (;;) {
 		int rc;
@@ -1361,6 +1380,7 @@ static void *cache_writer(void *arg)
 		r->ncw = r->ncq;
 		r->cq = NULL;
 		r->ncq = r->capcq = 0;
+		pthread_cond_broadcast(&r->cache_room);
 		pthread_mutex_unlock(&r->cache_lock);
 		rc = cache_write(r, r->cw, r->ncw);
 		pthread_mutex_lock(&r->cache_lock);
@@ -1567,6 +1587,7 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	pthread_cond_init(&r.cond, NULL);
 	pthread_mutex_init(&r.cache_lock, NULL);
 	pthread_cond_init(&r.cache_cond, NULL);
+	pthread_cond_init(&r.cache_room, NULL);
 	/* a brain's response cache writes on its own connection: no batch may hold the lock */
 	r.group_commit = !p->cache;
 	pthread_cond_init(&r.ck_cond, NULL);
@@ -1625,6 +1646,7 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	pthread_cond_destroy(&r.cond);
 	pthread_cond_destroy(&r.ck_cond);
 	pthread_cond_destroy(&r.cache_cond);
+	pthread_cond_destroy(&r.cache_room);
 	pthread_mutex_destroy(&r.cache_lock);
 	pthread_mutex_destroy(&r.lock);
 	if (rc)
