@@ -425,6 +425,31 @@ struct split {
 };
 
 /*
+ * The suffix sweep of a binned SAH: rarea[k] and rcnt[k] describe bins
+ * k..BINS-1 (their bounds' surface and cnt's sum), for k >= 1; with rlo_k,
+ * rhi_k also their bounds.
+ */
+static void suffix_sweep(float blo[][3], float bhi[][3], const size_t cnt[],
+			 float rarea[], size_t rcnt[], float rlo_k[][3], float rhi_k[][3])
+{
+	float rlo[3], rhi[3];
+	size_t n = 0;
+	int k;
+
+	bounds_empty(rlo, rhi);
+	for (k = BVH_BINS - 1; k > 0; k--) {
+		bounds_grow(rlo, rhi, blo[k], bhi[k]);
+		n += cnt[k];
+		rarea[k] = area(rlo, rhi);
+		rcnt[k] = n;
+		if (rlo_k) {
+			memcpy(rlo_k[k], rlo, sizeof(rlo));
+			memcpy(rhi_k[k], rhi, sizeof(rhi));
+		}
+	}
+}
+
+/*
  * The best binned-SAH split of the span's references by their centres
  * over the three axes. *overlap: the surface of the intersection of the
  * two parts' bounds (0 when they do not meet).
@@ -452,7 +477,6 @@ static void object_split(const struct bvh *b, const struct span *sp,
 		float rarea[BVH_BINS], rlo_k[BVH_BINS][3], rhi_k[BVH_BINS][3];
 		size_t cnt[BVH_BINS], rcnt[BVH_BINS], lcnt;
 		float ext = chi[axis] - clo[axis], scale, llo[3], lhi[3];
-		float rlo[3], rhi[3];
 		int k;
 
 		if (!(ext > 0))
@@ -467,17 +491,7 @@ static void object_split(const struct bvh *b, const struct span *sp,
 			cnt[k]++;
 			bounds_grow(blo[k], bhi[k], b->rlo[i], b->rhi[i]);
 		}
-		/* suffix sweep: rarea[k], rcnt[k] describe bins k..BINS-1 */
-		bounds_empty(rlo, rhi);
-		lcnt = 0;
-		for (k = BVH_BINS - 1; k > 0; k--) {
-			bounds_grow(rlo, rhi, blo[k], bhi[k]);
-			lcnt += cnt[k];
-			rarea[k] = area(rlo, rhi);
-			rcnt[k] = lcnt;
-			memcpy(rlo_k[k], rlo, sizeof(rlo));
-			memcpy(rhi_k[k], rhi, sizeof(rhi));
-		}
+		suffix_sweep(blo, bhi, cnt, rarea, rcnt, rlo_k, rhi_k);
 		bounds_empty(llo, lhi);
 		lcnt = 0;
 		for (k = 1; k < BVH_BINS; k++) {
@@ -536,7 +550,7 @@ static void spatial_split(const struct bvh *b, const struct obb *boxes,
 
 	for (axis = 0; axis < 3; axis++) {
 		float blo[BVH_BINS][3], bhi[BVH_BINS][3];
-		float rarea[BVH_BINS], llo[3], lhi[3], rlo[3], rhi[3];
+		float rarea[BVH_BINS], llo[3], lhi[3];
 		size_t enter[BVH_BINS], leave[BVH_BINS], rcnt[BVH_BINS], lcnt;
 		float ext = nhi[axis] - nlo[axis], scale;
 		float plo[BVH_BINS][3], phi[BVH_BINS][3];
@@ -579,14 +593,7 @@ static void spatial_split(const struct bvh *b, const struct obb *boxes,
 			enter[first]++;
 			leave[last]++;
 		}
-		bounds_empty(rlo, rhi);
-		lcnt = 0;
-		for (k = BVH_BINS - 1; k > 0; k--) {
-			bounds_grow(rlo, rhi, blo[k], bhi[k]);
-			lcnt += leave[k];
-			rarea[k] = area(rlo, rhi);
-			rcnt[k] = lcnt;
-		}
+		suffix_sweep(blo, bhi, leave, rarea, rcnt, NULL, NULL);
 		bounds_empty(llo, lhi);
 		lcnt = 0;
 		for (k = 1; k < BVH_BINS; k++) {
