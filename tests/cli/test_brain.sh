@@ -12,6 +12,8 @@
 # - tool calls written as text get ids from the session and turn only: a
 #   cassette recorded at --jobs 4 replays with no miss at --jobs 1, and a
 #   rerun of the same command sends no request;
+# - a cache write the store refuses fails the run and keeps its other
+#   writes;
 # - --brain-frames N sends the clip's N frames as JPEG data URLs; a
 #   recording without video gets a line saying so.
 . "$(dirname "$0")/lib.sh"
@@ -145,6 +147,36 @@ expect_status 0 "the cassette replayed at --jobs 1" "$PROXIMA" generate "$REC" -
 	--brain "replay:$TMP/cassette.jsonl" --model stub-model --profile openai --no-audit --quiet \
 	--max-sessions 3 --per-task 3 --jobs 1
 expect_match ' 0 failed' "$OUT" "no session missed the cassette"
+
+# ------------------------------------------------ a cache write that fails
+# The answers are written to the llm_cache by a thread of their own, after
+# the requests that got them went on: a write the store refuses still fails
+# the run, names the table and SQLite's reason, and the run's other writes
+# stay (the store checks clean).
+cat >"$TMP/giveup.json" <<'EOF'
+{"strict": true, "loop": [
+ {"tool_calls": [{"name": "describe_recording", "arguments": {}}]},
+ {"content": "GIVE UP"}]}
+EOF
+start_stub "$TMP/giveup.json" "$TMP/giveup.log"
+expect_status 0 "a run that fills the cache" gen --db "$TMP/c.db" \
+	--tasks intention.head_turn/approx --max-sessions 2 --jobs 2
+expect_match '^4$' "$(sqlite3 "$TMP/c.db" 'select count(*) from llm_cache')" \
+	"two sessions of two turns: four answers cached"
+sqlite3 "$TMP/c.db" "CREATE TRIGGER no_cache BEFORE INSERT ON llm_cache
+	BEGIN SELECT RAISE(ABORT, 'the cache refuses'); END;"
+before=$(requests "$TMP/giveup.log")
+expect_status 1 "a run whose cache writes fail" gen --db "$TMP/c.db" \
+	--tasks intention.head_turn/approx,exploration.navigate/approx --max-sessions 2 --jobs 2
+stop_stub
+expect_match "llm cache: .*c\.db': writing the llm cache: the cache refuses" "$ERR" \
+	"the error names the cache and SQLite's reason"
+expect_match "^$((before + 4))\$" "$(requests "$TMP/giveup.log")" \
+	"the head turns came from the cache, the navigation sessions asked the stub"
+expect_match '^4 2$' "$(sqlite3 "$TMP/c.db" \
+	'select (select count(*) from llm_cache), (select count(*) from runs)' | tr '|' ' ')" \
+	"nothing more was cached, and both runs are stored"
+expect_status 0 "the store checks clean" "$PROXIMA" check --db "$TMP/c.db"
 
 # ------------------------------------------------ the clip's frames for the brain
 cat >"$TMP/frames.json" <<'EOF'
