@@ -408,14 +408,19 @@ static int canon_top(const cJSON *j, struct buf *b, int skip_volatile, const cha
 			rc = canon_string(b, name);
 		if (!rc)
 			rc = buf_add(b, ":", 1);
-		if (!rc && tools_canon && !strcmp(name, "tools") && h) {
-			rc = hash_add(h, b->ptr ? b->ptr : "", b->len);
-			rc = rc ? rc : hash_add(h, tools_canon, strlen(tools_canon));
-			buf_reset(b);
-		} else if (!rc && tools_canon && !strcmp(name, "tools"))
-			rc = buf_adds(b, tools_canon);
-		else if (!rc)
+		if (rc)
+			break;
+		if (tools_canon && !strcmp(name, "tools")) {
+			if (h) {
+				rc = hash_add(h, b->ptr ? b->ptr : "", b->len);
+				rc = rc ? rc : hash_add(h, tools_canon, strlen(tools_canon));
+				buf_reset(b);
+			} else {
+				rc = buf_adds(b, tools_canon);
+			}
+		} else {
 			rc = canon(kids[i], b, 0, NULL);
+		}
 	}
 	free(kids);
 	return rc ? rc : buf_add(b, "}", 1);

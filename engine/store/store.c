@@ -308,7 +308,8 @@ int store__db_done(struct store *st, sqlite3_stmt *s, const char *what)
  * so one binder serves several statements. They return an SQLite code
  * (0 = SQLITE_OK), which lets callers chain them with ||.
  */
-int store__bind_text(sqlite3_stmt *s, const char *name, const char *v)
+static int bind_text_as(sqlite3_stmt *s, const char *name, const char *v,
+			void (*keep)(void *))
 {
 	int i = sqlite3_bind_parameter_index(s, name);
 
@@ -316,18 +317,17 @@ int store__bind_text(sqlite3_stmt *s, const char *name, const char *v)
 		return SQLITE_OK;
 	if (!v)
 		return sqlite3_bind_null(s, i);
-	return sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+	return sqlite3_bind_text(s, i, v, -1, keep);
+}
+
+int store__bind_text(sqlite3_stmt *s, const char *name, const char *v)
+{
+	return bind_text_as(s, name, v, SQLITE_TRANSIENT);
 }
 
 int store__bind_text_static(sqlite3_stmt *s, const char *name, const char *v)
 {
-	int i = sqlite3_bind_parameter_index(s, name);
-
-	if (!i)
-		return SQLITE_OK;
-	if (!v)
-		return sqlite3_bind_null(s, i);
-	return sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	return bind_text_as(s, name, v, SQLITE_STATIC);
 }
 
 int store__bind_i64(sqlite3_stmt *s, const char *name, int64_t v)
