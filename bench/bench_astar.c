@@ -518,10 +518,10 @@ static int bench_one(const char *dir, const struct bench_map *bm,
 		       "%.1f | %.2f\n", bm->size, bm->size, ta.expanded, ta.qps, best_adj,
 		       ta.qps / best_adj, best_csr, ta.qps / best_csr);
 		printf("target: A* | %d x %d, fast search vs Boost adjacency_list | %.1f q/s | "
-		       "%.1f q/s | %.2f | >= 20 | %s\n", bm->size, bm->size, tj.qps, best_adj,
+		       "%.1f q/s | %.3f | >= 20 | %s\n", bm->size, bm->size, tj.qps, best_adj,
 		       tj.qps / best_adj, tj.qps / best_adj >= 20 ? "PASS" : "FAIL");
 		printf("target: A* | %d x %d, fast search vs Boost CSR | %.1f q/s | %.1f q/s | "
-		       "%.2f | >= 12 | %s\n", bm->size, bm->size, tj.qps, best_csr,
+		       "%.3f | >= 12 | %s\n", bm->size, bm->size, tj.qps, best_csr,
 		       tj.qps / best_csr, tj.qps / best_csr >= 12 ? "PASS" : "FAIL");
 	} else {
 		printf("row: astar | %d x %d | fast search (jps, %d landmarks) | %.0f | %.1f | "

@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		       1e-6 * (double)(n * sizeof(*g)), rate, target, rate / target, small,
 		       ceiling);
 		printf("target: I-VT | %s timestamps, %zu samples | %.1f M samples/s | %.0f M "
-		       "samples/s | %.2f | >= 1 | %s\n", jitter ? "jittered" : "constant rate",
+		       "samples/s | %.3f | >= 1 | %s\n", jitter ? "jittered" : "constant rate",
 		       n, rate, target, rate / target, rate >= target ? "PASS" : "FAIL");
 	}
 	free(g);

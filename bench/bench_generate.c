@@ -185,7 +185,7 @@ static int bench_local(const char *rec)
 	printf("generate local: ours %.0f QA/s, target %.0f, ratio %.2f\n", best, LOCAL_TARGET,
 	       best / LOCAL_TARGET);
 	printf("target: generate | local brain, %s, --jobs 2, best of 3 | %ld QAs, %.0f QA/s | "
-	       "%.0f QA/s | %.2f | >= 1 | %s\n", rec, bs.qas, best, LOCAL_TARGET,
+	       "%.0f QA/s | %.3f | >= 1 | %s\n", rec, bs.qas, best, LOCAL_TARGET,
 	       best / LOCAL_TARGET, best >= LOCAL_TARGET ? "PASS" : "FAIL");
 	printf("generate local stages: brain %d%%, tools %d%%, truth+qc %d%%, store %d%% "
 	       "(%ld QAs, %ld sessions, whole command, --jobs 2, best of 3)\n",
@@ -280,7 +280,7 @@ static int bench_length(void)
 	       "target %.1f\n", 1e3 * spq[1], 1e3 * spq[0], spq[1] / spq[0], LENGTH_TARGET);
 	printf("target: generate | seconds per QA, synthetic kitchen 120 min over 10 min "
 	       "(--jobs 2, best of 3 each) | %.2f ms/QA (%ld QAs in %.1f s) | %.2f ms/QA (%ld QAs in %.1f s) | "
-	       "%.2f | <= %.1f | %s\n", 1e3 * spq[1], s[1].qas, wall[1], 1e3 * spq[0],
+	       "%.3f | <= %.1f | %s\n", 1e3 * spq[1], s[1].qas, wall[1], 1e3 * spq[0],
 	       s[0].qas, wall[0], spq[1] / spq[0], LENGTH_TARGET,
 	       spq[1] / spq[0] <= LENGTH_TARGET ? "PASS" : "FAIL");
 	return 0;
@@ -463,10 +463,10 @@ static int bench_openai(const char *rec)
 	}
 	for (i = 0; i < 2; i++) {
 		printf("row: generate | openai brain against the stub (200 ms a reply, every group), "
-		       "--jobs %d, session phase against the ideal | ratio %.2f (target %.2f)\n",
+		       "--jobs %d, session phase against the ideal | ratio %.3f (target %.2f)\n",
 		       jobs[i], ratio[i], OPENAI_TARGET);
 		printf("target: generate | openai brain, stub at 200 ms, every group, --jobs %d, "
-		       "session phase against the ideal | %.2f | 1 | %.2f | >= %.2f | %s\n", jobs[i],
+		       "session phase against the ideal | %.3f | 1 | %.3f | >= %.2f | %s\n", jobs[i],
 		       ratio[i], ratio[i], OPENAI_TARGET, ratio[i] >= OPENAI_TARGET ? "PASS" : "FAIL");
 	}
 	printf("generate openai: load average %.2f at the end\n", load1());

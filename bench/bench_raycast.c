@@ -424,7 +424,7 @@ static int bench_scene(size_t n, size_t nrays, const char *anchor)
 			       i + 1, isa_name(bvh__isa(bv)), ours[i], er.mrays[i],
 			       ours[i] / er.mrays[i]);
 			printf("target: rays | %zu boxes, %zu thread%s, vs Embree | %.2f Mrays/s | "
-			       "%.2f Mrays/s | %.2f | >= 2 | %s\n", n, i + 1, i ? "s" : "",
+			       "%.2f Mrays/s | %.3f | >= 2 | %s\n", n, i + 1, i ? "s" : "",
 			       ours[i], er.mrays[i], ours[i] / er.mrays[i],
 			       ours[i] >= 2 * er.mrays[i] ? "PASS" : "FAIL");
 		} else {
