@@ -30,10 +30,14 @@ for prog in python3 sqlite3 "$STUB"; do
 	fi
 done
 
-# start_stub SCRIPT LOG: sets $stub_pid and $url
+# start_stub SCRIPT LOG [STUB OPTION...]: sets $stub_pid and $url
 start_stub() {
+	script=$1
+	log=$2
+	shift 2
 	rm -f "$TMP/port"
-	"$STUB" --script "$1" --log "$2" --strict --timeout-s 300 >"$TMP/port" 2>>"$TMP/stub.err" &
+	"$STUB" --script "$script" --log "$log" --strict --timeout-s 300 "$@" >"$TMP/port" \
+		2>>"$TMP/stub.err" &
 	stub_pid=$!
 	i=0
 	while [ $i -lt 100 ] && ! grep -q '^port ' "$TMP/port" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
@@ -136,7 +140,9 @@ cat >"$TMP/text.json" <<'EOF'
  {"content": "<tool_call>{\"name\": \"sample_clips\", \"arguments\": {\"subtask\": \"chain.actions\", \"metric\": null, \"index\": 0, \"count\": 1, \"seed\": 1, \"target\": null, \"t0\": null, \"t1\": null, \"frames\": null, \"window_s\": null, \"k\": null}}</tool_call>"},
  {"content": "GIVE UP"}]}
 EOF
-start_stub "$TMP/text.json" "$TMP/text.log"
+# two pooled connection threads for four workers: the stub hands two
+# connections to its pool and starts a thread for each of the others
+start_stub "$TMP/text.json" "$TMP/text.log" --threads 2
 expect_status 0 "text calls at --jobs 4, recorded" gen --db "$TMP/t.db" --max-sessions 3 \
 	--per-task 3 --jobs 4 --record "$TMP/cassette.jsonl"
 first=$(requests "$TMP/text.log")

@@ -8,6 +8,7 @@
  *
  *   llm_stub --script FILE [--log FILE] [--log-brief] [--latency-ms N]
  *            [--max-requests N] [--timeout-s N] [--strict] [--flavor F] [--loop]
+ *            [--threads N]
  *
  * In --strict mode it also checks content parts as vision servers do:
  * text parts hold text, image_url parts (in user messages only) hold an
@@ -31,6 +32,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1367,6 +1369,98 @@ static void *conn_main(void *arg)
 	return NULL;
 }
 
+/* ===================== Connection threads ===================== */
+
+/*
+ * --threads N: N connection threads started before the port is printed,
+ * each having touched its stack and taken its heap, wait for accepted
+ * connections; a connection that finds none idle gets a thread of its own,
+ * as every connection does without the option. The stub stands in for a
+ * remote server but shares the cores with the client it serves: starting a
+ * thread (clone, the stack's guard page, its first page faults) for each of
+ * 64 connections that arrive at once took as much CPU as the client's own
+ * first requests (bench_generate, --jobs 64), and a real server's threads
+ * are not on the client's machine.
+ */
+#define POOL_STACK_TOUCH ((size_t)64 << 10)
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;    /* a connection was queued, or a thread became idle */
+	int *fds;               /* accepted, not yet taken (at most the threads) */
+	int nfds;
+	int idle;               /* threads waiting for a connection */
+} P = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0 };
+
+static void __attribute__((noinline)) pool_warm(void)
+{
+	volatile char stack[POOL_STACK_TOUCH];
+	/* volatile: the compiler drops a malloc whose block nothing reads */
+	void *volatile heap = malloc(64);
+	size_t i;
+
+	for (i = 0; i < sizeof(stack); i += 4096)
+		stack[i] = 0;
+	free(heap);
+}
+
+static void *pool_main(void *arg)
+{
+	(void)arg;
+	pool_warm();
+	pthread_mutex_lock(&P.lock);
+	for (;;) {
+		int fd;
+
+		P.idle++;
+		pthread_cond_broadcast(&P.cond);
+		while (!P.nfds)
+			pthread_cond_wait(&P.cond, &P.lock);
+		P.idle--;
+		fd = P.fds[--P.nfds];
+		pthread_mutex_unlock(&P.lock);
+		conn_main((void *)(intptr_t)fd);
+		pthread_mutex_lock(&P.lock);
+	}
+	return NULL;
+}
+
+/* Starts n pool threads and waits until each is idle; 0, or -1 when one cannot start. */
+static int pool_start(int n)
+{
+	pthread_t th;
+	int i;
+
+	P.fds = calloc((size_t)n, sizeof(*P.fds));
+	if (!P.fds)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&th, NULL, pool_main, NULL))
+			return -1;
+		pthread_detach(th);
+	}
+	pthread_mutex_lock(&P.lock);
+	while (P.idle < n)
+		pthread_cond_wait(&P.cond, &P.lock);
+	pthread_mutex_unlock(&P.lock);
+	return 0;
+}
+
+/* Hands fd to an idle pool thread; false when none is idle. */
+static bool pool_take(int fd)
+{
+	bool taken;
+
+	pthread_mutex_lock(&P.lock);
+	taken = P.idle > P.nfds;
+	if (taken) {
+		P.fds[P.nfds++] = fd;
+		pthread_cond_broadcast(&P.cond);
+	}
+	pthread_mutex_unlock(&P.lock);
+	return taken;
+}
+
 /* ===================== Main ===================== */
 
 static char *slurp(const char *path)
@@ -1396,7 +1490,8 @@ static char *slurp(const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: llm_stub --script FILE [--log FILE] [--log-brief] [--latency-ms N]\n"
-		   "                [--max-requests N] [--timeout-s N] [--strict] [--flavor F] [--loop]\n");
+		   "                [--max-requests N] [--timeout-s N] [--strict] [--flavor F] [--loop]\n"
+		   "                [--threads N]\n");
 }
 
 static long now_ms(void)
@@ -1419,11 +1514,12 @@ int main(int argc, char **argv)
 		{ "strict", no_argument, NULL, 'S' },
 		{ "flavor", required_argument, NULL, 'f' },
 		{ "loop", no_argument, NULL, 'L' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *script = NULL, *logpath = NULL, *flavor = NULL;
-	long timeout_s = 60;
+	long timeout_s = 60, threads = 0;
 	int strict = 0, loop = 0, opt, lfd, one = 1;
 	struct sockaddr_in addr;
 	socklen_t alen = sizeof(addr);
@@ -1444,6 +1540,7 @@ int main(int argc, char **argv)
 		case 'S': strict = 1; break;
 		case 'f': flavor = optarg; break;
 		case 'L': loop = 1; break;
+		case 'T': threads = strtol(optarg, NULL, 10); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -1516,6 +1613,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "llm_stub: cannot listen: %s\n", strerror(e));
 		return 1;
 	}
+	if (threads < 0 || threads > 4096) {
+		fprintf(stderr, "llm_stub: --threads %ld is not in [0, 4096]\n", threads);
+		return 2;
+	}
+	if (threads && pool_start((int)threads)) {
+		fprintf(stderr, "llm_stub: cannot start %ld connection threads\n", threads);
+		return 1;
+	}
 	printf("port %d\n", ntohs(addr.sin_port));
 	fflush(stdout);
 	t0 = now_ms();
@@ -1534,6 +1639,8 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			continue;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (threads && pool_take(fd))
+			continue;
 		if (pthread_create(&th, NULL, conn_main, (void *)(intptr_t)fd)) {
 			close(fd);
 			continue;
