@@ -9,7 +9,8 @@
  * video: generation does not read it), each
  * generated with the local brain at --jobs 2; the 120-minute one's
  * seconds per QA over the 10-minute one's, target at most 1.2 (issue 13).
- * (c) The openai brain against the loopback stub (build/tests/llm_stub)
+ * (c) The openai brain against the loopback stub (build/tests/llm_stub,
+ * its 64 connection threads started before the run, as a server's are)
  * answering each request after 200 ms, sessions of two turns (a tool call,
  * then "GIVE UP") in every group at once: --jobs 16 and --jobs 64, the
  * session phase (the stub's first request to its last answer; loading and
@@ -332,6 +333,8 @@ static pid_t stub_start(const char *script, const char *log, char *url, size_t s
 				 (char *)(uintptr_t)"--latency-ms", latency,
 				 (char *)(uintptr_t)"--log", (char *)(uintptr_t)log,
 				 (char *)(uintptr_t)"--log-brief",
+				 /* its connection threads started, as a server's are */
+				 (char *)(uintptr_t)"--threads", (char *)(uintptr_t)"64",
 				 (char *)(uintptr_t)"--timeout-s", (char *)(uintptr_t)"300", NULL };
 
 		dup2(fds[1], 1);
