@@ -27,6 +27,7 @@
 #include "rng.h"
 #include "keybal.h"
 #include "truth.h"
+#include "warm.h"
 #include "registry.h"
 #include "store.h"
 
@@ -1195,35 +1196,19 @@ static bool work_left(const struct run *r)
 }
 
 /*
- * A new thread's first touches of its stack and of its allocator's heap
- * (mimalloc keeps one per thread) are page faults, 10 us each in a virtual
- * machine. A worker takes them here, while the first recording loads on
- * one thread and leaves the other cores idle, rather than in its first
- * session: with a remote brain, 64 workers start their first sessions at
- * once on two cores, and each request waits for the faults of those before
- * it. 64 KB is more stack than a session uses (about 40 KB).
+ * A worker takes its stack's and heap's first page faults (warm_thread)
+ * while the first recording loads on one thread and leaves the other cores
+ * idle, rather than in its first session: with a remote brain, 64 workers
+ * start their first sessions at once on two cores, and each request waited
+ * for the faults of those before it.
  */
-#define WORKER_STACK_TOUCH ((size_t)64 << 10)
-
-static void __attribute__((noinline)) worker_warm(void)
-{
-	volatile char stack[WORKER_STACK_TOUCH];
-	/* volatile: the compiler drops a malloc whose block nothing reads */
-	void *volatile heap = malloc(64);
-	size_t i;
-
-	for (i = 0; i < sizeof(stack); i += 4096)
-		stack[i] = 0;
-	free(heap);
-}
-
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct run *r = w->run;
 	struct task tk;
 
-	worker_warm();
+	warm_thread();
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		drop_done_contexts(w);

@@ -47,6 +47,7 @@
 #include "buf.h"
 #include "err.h"
 #include "rng.h"
+#include "warm.h"
 
 #define MAX_HEAD ((size_t)64 << 10)
 #define MAX_BODY ((size_t)64 << 20)
@@ -1382,8 +1383,6 @@ static void *conn_main(void *arg)
  * first requests (bench_generate, --jobs 64), and a real server's threads
  * are not on the client's machine.
  */
-#define POOL_STACK_TOUCH ((size_t)64 << 10)
-
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;    /* a connection was queued, or a thread became idle */
@@ -1392,22 +1391,10 @@ static struct {
 	int idle;               /* threads waiting for a connection */
 } P = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0 };
 
-static void __attribute__((noinline)) pool_warm(void)
-{
-	volatile char stack[POOL_STACK_TOUCH];
-	/* volatile: the compiler drops a malloc whose block nothing reads */
-	void *volatile heap = malloc(64);
-	size_t i;
-
-	for (i = 0; i < sizeof(stack); i += 4096)
-		stack[i] = 0;
-	free(heap);
-}
-
 static void *pool_main(void *arg)
 {
 	(void)arg;
-	pool_warm();
+	warm_thread();
 	pthread_mutex_lock(&P.lock);
 	for (;;) {
 		int fd;
@@ -1549,6 +1536,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (threads < 0 || threads > 4096) {
+		fprintf(stderr, "llm_stub: --threads %ld is not in [0, 4096]\n", threads);
+		return 2;
+	}
 	text = slurp(script);
 	S.script = text ? cJSON_Parse(text) : NULL;
 	free(text);
@@ -1612,10 +1603,6 @@ int main(int argc, char **argv)
 
 		fprintf(stderr, "llm_stub: cannot listen: %s\n", strerror(e));
 		return 1;
-	}
-	if (threads < 0 || threads > 4096) {
-		fprintf(stderr, "llm_stub: --threads %ld is not in [0, 4096]\n", threads);
-		return 2;
 	}
 	if (threads && pool_start((int)threads)) {
 		fprintf(stderr, "llm_stub: cannot start %ld connection threads\n", threads);
