@@ -15,7 +15,8 @@
  * then "GIVE UP") in every group at once: --jobs 16 and --jobs 64, the
  * session phase (the stub's first request to its last answer; loading and
  * sizing the groups come before) against the ideal, ceil(sessions / jobs)
- * x 2 x 200 ms; target 0.95.
+ * x 2 x 200 ms, each --jobs run 3 times in turn and its best kept; target
+ * 0.95.
  *
  * usage: bench_generate [RECORDING]
  * Environment: BUILD (default build), BENCH_WORK (default $BUILD/bench/work).
@@ -42,6 +43,7 @@
 #define LENGTH_TARGET 1.2 /* 120-minute over 10-minute seconds per QA */
 #define OPENAI_LATENCY_MS 200
 #define OPENAI_TARGET 0.95 /* ideal over the session phase, issue 10 */
+#define OPENAI_RUNS 3     /* runs of each --jobs, in turn; the best counts */
 
 static char build[256], work[512], proxima[512], stub_bin[512];
 
@@ -427,7 +429,7 @@ static int openai_run(const char *rec, const char *url, const char *log, int job
 	*ratio = ideal / phase;
 	printf("  openai --jobs %d: %ld sessions over every group in %.2f s (run %.2f s), "
 	       "sessions from the first request to the last answer %.2f s, ideal %.2f s "
-	       "(%ld waves of 2 replies), ratio %.2f\n", jobs, s.sessions, secs, s.secs, phase,
+	       "(%ld waves of 2 replies), ratio %.3f\n", jobs, s.sessions, secs, s.secs, phase,
 	       ideal, waves, *ratio);
 	return 0;
 }
@@ -436,9 +438,9 @@ static int bench_openai(const char *rec)
 {
 	static const int jobs[] = { 16, 64 };
 	char script[600], url[64], log[600];
-	double ratio[2];
+	double ratio[2] = { 0, 0 };
 	pid_t pid;
-	int rc = 0, i;
+	int rc = 0, i, r;
 
 	if (access(stub_bin, X_OK)) {
 		printf("generate openai: n/a (%s missing: make %s)\n", stub_bin, stub_bin);
@@ -455,9 +457,18 @@ static int bench_openai(const char *rec)
 		printf("generate openai: n/a (the stub did not start)\n");
 		return 1;
 	}
-	/* nine groups x 4 x jobs / 9 sessions: four waves of every worker */
-	for (i = 0; !rc && i < 2; i++)
-		rc = openai_run(rec, url, log, jobs[i], 4 * jobs[i] / 9 + 1, &ratio[i]);
+	/*
+	 * nine groups x 4 x jobs / 9 sessions: four waves of every worker; each
+	 * --jobs OPENAI_RUNS times, in turn, its best run kept, as (a) and (b) do
+	 */
+	for (r = 0; !rc && r < OPENAI_RUNS; r++)
+		for (i = 0; !rc && i < 2; i++) {
+			double one = 0;
+
+			rc = openai_run(rec, url, log, jobs[i], 4 * jobs[i] / 9 + 1, &one);
+			if (one > ratio[i])
+				ratio[i] = one;
+		}
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	if (rc) {
@@ -466,11 +477,12 @@ static int bench_openai(const char *rec)
 	}
 	for (i = 0; i < 2; i++) {
 		printf("row: generate | openai brain against the stub (200 ms a reply, every group), "
-		       "--jobs %d, session phase against the ideal | ratio %.3f (target %.2f)\n",
-		       jobs[i], ratio[i], OPENAI_TARGET);
+		       "--jobs %d, session phase against the ideal, best of %d | ratio %.3f "
+		       "(target %.2f)\n", jobs[i], OPENAI_RUNS, ratio[i], OPENAI_TARGET);
 		printf("target: generate | openai brain, stub at 200 ms, every group, --jobs %d, "
-		       "session phase against the ideal | %.3f | 1 | %.3f | >= %.2f | %s\n", jobs[i],
-		       ratio[i], ratio[i], OPENAI_TARGET, ratio[i] >= OPENAI_TARGET ? "PASS" : "FAIL");
+		       "session phase against the ideal, best of %d | %.3f | 1 | %.3f | >= %.2f | %s\n",
+		       jobs[i], OPENAI_RUNS, ratio[i], ratio[i], OPENAI_TARGET,
+		       ratio[i] >= OPENAI_TARGET ? "PASS" : "FAIL");
 	}
 	printf("generate openai: load average %.2f at the end\n", load1());
 	return 0;
