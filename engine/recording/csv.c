@@ -668,6 +668,42 @@ int csv_f64(const struct csv *c, size_t col, double *out)
 	return parse_f64(c, col, out);
 }
 
+int csv_f64s(const struct csv *c, const size_t *cols, size_t n, double *out, size_t *nread)
+{
+	uint32_t slow = 0;
+	size_t i;
+	int rc;
+
+	ENG_ASSERT(n <= 32);
+#if CSV_SIMD
+	/*
+	 * Every cell first, with no call and no early exit between them, so
+	 * that the divisions of one row overlap; what the fast path leaves is
+	 * read in order below, as csv_f64() reads it.
+	 */
+	for (i = 0; i < n; i++) {
+		size_t len = cell_len(c, cols[i]);
+		const char *s = len ? c->cell[cols[i]] : NULL;
+
+		if (!s || *s == ' ' || *s == '\t' || !fast_f64(s, len, &out[i]))
+			slow |= (uint32_t)1 << i;
+	}
+#else
+	slow = n == 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
+#endif
+	for (i = 0; slow; i++, slow >>= 1) {
+		if (!(slow & 1))
+			continue;
+		rc = parse_f64(c, cols[i], &out[i]);
+		if (rc) {
+			*nread = i;
+			return rc;
+		}
+	}
+	*nread = n;
+	return 0;
+}
+
 int csv_f64_opt(const struct csv *c, size_t col, double def, double *out)
 {
 	if (!*csv_cell(c, col)) {

@@ -91,6 +91,15 @@ int csv_f64(const struct csv *c, size_t col, double *out);
 int csv_i64(const struct csv *c, size_t col, int64_t *out);
 int csv_u64(const struct csv *c, size_t col, uint64_t *out);
 
+/*
+ * csv_f64() of cells cols[0 .. n-1] (n <= 32) into out[0 .. n-1], in one
+ * pass for the plain decimals that recordings hold. Returns 0, or the
+ * error csv_f64() gives for the first cell in cols order that it refuses;
+ * *nread is then that cell's position (the cells before it are stored),
+ * else n.
+ */
+int csv_f64s(const struct csv *c, const size_t *cols, size_t n, double *out, size_t *nread);
+
 /* Like csv_f64() but an empty cell gives `def`. */
 int csv_f64_opt(const struct csv *c, size_t col, double def, double *out);
 

@@ -25,38 +25,26 @@
 
 /* ======================= Small helpers ======================= */
 
-/* A finite double that fits the float range used for coordinates. */
-static int get_coord(const struct csv *c, size_t col, float *out)
+/* The error for a coordinate beyond NATIVE_MAX_COORD. */
+static int coord_range(const struct csv *c, size_t col, double v)
 {
-	double v;
-	int rc = csv_f64(c, col, &v);
-
-	if (rc)
-		return rc;
-	if (fabs(v) > NATIVE_MAX_COORD)
-		return csv_err(c, ENG_ERANGE, "column '%s': %g is out of range (|v| > %g)",
-			       csv_header(c, col), v, NATIVE_MAX_COORD);
-	*out = (float)v;
-	return 0;
+	return csv_err(c, ENG_ERANGE, "column '%s': %g is out of range (|v| > %g)",
+		       csv_header(c, col), v, NATIVE_MAX_COORD);
 }
 
-/* Columns of a pose CSV, found by name. */
+/* Columns of a pose CSV, found by name: t_ns, then tx ty tz qx qy qz qw. */
 struct pose_cols {
-	size_t t, tx, ty, tz, qx, qy, qz, qw;
+	size_t t, v[7];
 };
 
 static int need_pose_cols(const struct csv *c, struct pose_cols *pc)
 {
-	int rc = 0;
+	static const char *const names[7] = { "tx", "ty", "tz", "qx", "qy", "qz", "qw" };
+	size_t k;
+	int rc = csv_need(c, "t_ns", &pc->t);
 
-	rc = rc ? rc : csv_need(c, "t_ns", &pc->t);
-	rc = rc ? rc : csv_need(c, "tx", &pc->tx);
-	rc = rc ? rc : csv_need(c, "ty", &pc->ty);
-	rc = rc ? rc : csv_need(c, "tz", &pc->tz);
-	rc = rc ? rc : csv_need(c, "qx", &pc->qx);
-	rc = rc ? rc : csv_need(c, "qy", &pc->qy);
-	rc = rc ? rc : csv_need(c, "qz", &pc->qz);
-	rc = rc ? rc : csv_need(c, "qw", &pc->qw);
+	for (k = 0; k < 7 && !rc; k++)
+		rc = csv_need(c, names[k], &pc->v[k]);
 	return rc;
 }
 
@@ -66,23 +54,23 @@ static int need_pose_cols(const struct csv *c, struct pose_cols *pc)
  */
 static int row_pose(const struct csv *c, const struct pose_cols *pc, struct pose_sample *s)
 {
-	double q[4];
-	int rc = 0;
+	double v[7];
+	size_t nread, i;
+	int rc = csv_i64(c, pc->t, &s->t_ns);
 
-	rc = rc ? rc : csv_i64(c, pc->t, &s->t_ns);
-	rc = rc ? rc : get_coord(c, pc->tx, &s->pose.t[0]);
-	rc = rc ? rc : get_coord(c, pc->ty, &s->pose.t[1]);
-	rc = rc ? rc : get_coord(c, pc->tz, &s->pose.t[2]);
-	rc = rc ? rc : csv_f64(c, pc->qx, &q[0]);
-	rc = rc ? rc : csv_f64(c, pc->qy, &q[1]);
-	rc = rc ? rc : csv_f64(c, pc->qz, &q[2]);
-	rc = rc ? rc : csv_f64(c, pc->qw, &q[3]);
 	if (rc)
 		return rc;
-	if (fabs(q[0]) > 1e6 || fabs(q[1]) > 1e6 || fabs(q[2]) > 1e6 || fabs(q[3]) > 1e6)
+	/* the position's range, as each cell's would be checked right after it */
+	rc = csv_f64s(c, pc->v, 7, v, &nread);
+	for (i = 0; i < 3 && i < nread; i++)
+		if (fabs(v[i]) > NATIVE_MAX_COORD)
+			return coord_range(c, pc->v[i], v[i]);
+	if (rc)
+		return rc;
+	if (fabs(v[3]) > 1e6 || fabs(v[4]) > 1e6 || fabs(v[5]) > 1e6 || fabs(v[6]) > 1e6)
 		return csv_err(c, ENG_ERANGE, "quaternion component out of range");
-	pose_set(&s->pose, (float)q[0], (float)q[1], (float)q[2], (float)q[3], s->pose.t[0],
-		 s->pose.t[1], s->pose.t[2]);
+	pose_set(&s->pose, (float)v[3], (float)v[4], (float)v[5], (float)v[6], (float)v[0],
+		 (float)v[1], (float)v[2]);
 	if (pose_normalize(&s->pose))
 		return csv_err(c, ENG_EINVAL, "zero quaternion (qx,qy,qz,qw all 0)");
 	return 0;
@@ -689,21 +677,27 @@ static int read_gaze(const char *path, struct recording *rec)
 		rc = csv_need(c, names[k], &col[k]);
 	while (!rc) {
 		struct rec_gaze g;
-		double d[3], depth, n;
+		double v[6], d[3], depth, n;
+		size_t nread = 0;
 
 		rc = csv_next(c);
 		if (rc <= 0)
 			break;
 		rc = csv_i64(c, col[0], &g.t_ns);
-		rc = rc ? rc : get_coord(c, col[1], &g.o[0]);
-		rc = rc ? rc : get_coord(c, col[2], &g.o[1]);
-		rc = rc ? rc : get_coord(c, col[3], &g.o[2]);
-		rc = rc ? rc : csv_f64(c, col[4], &d[0]);
-		rc = rc ? rc : csv_f64(c, col[5], &d[1]);
-		rc = rc ? rc : csv_f64(c, col[6], &d[2]);
+		/* origin and direction; only the origin's range is checked */
+		rc = rc ? rc : csv_f64s(c, col + 1, 6, v, &nread);
+		for (k = 0; k < 3 && k < nread; k++)
+			if (fabs(v[k]) > NATIVE_MAX_COORD) {
+				rc = coord_range(c, col[1 + k], v[k]);
+				break;
+			}
 		rc = rc ? rc : csv_f64_opt(c, col[7], 0.0, &depth);
 		if (rc)
 			break;
+		for (k = 0; k < 3; k++) {
+			g.o[k] = (float)v[k];
+			d[k] = v[3 + k];
+		}
 		n = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
 		if (!isfinite(n) || n < 1e-12) {
 			rc = csv_err(c, ENG_EINVAL, "zero gaze direction");

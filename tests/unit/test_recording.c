@@ -222,8 +222,57 @@ static void test_csv_numbers_as_strtod(void **state)
  * lines, and one line longer than the first buffer, so that cells fall
  * at every place relative to the blocks read. Each cell's text must come
  * back as written, and csv_f64 / csv_i64 must agree with strtod /
- * strtoll, whether the number is read before or after the text.
+ * strtoll, whether the number is read before or after the text; so must
+ * csv_f64s over the whole row (check_f64s).
  */
+/*
+ * csv_f64s() over the row's cells, in column order and reversed: the
+ * values strtod gives up to the first cell it refuses, whose position
+ * comes back in nread with csv_f64()'s error code.
+ */
+static void check_f64s(const struct csv *c, char (*cells)[48], size_t ncols)
+{
+	size_t cols[2][8], nread, i, o;
+	double out[8];
+
+	assert_true(ncols <= 8);
+	for (i = 0; i < ncols; i++) {
+		cols[0][i] = i;
+		cols[1][i] = ncols - 1 - i;
+	}
+	for (o = 0; o < 2; o++) {
+		size_t want_n = ncols;
+		int rc, want_rc = 0;
+
+		memset(out, 0, sizeof(out));
+		for (i = 0; i < ncols && want_n == ncols; i++) {
+			const char *s = cells[cols[o][i]];
+			double dw, d;
+			char *end;
+
+			errno = 0;
+			dw = strtod(s, &end);
+			if (!*s || *end || end == s || !isfinite(dw) ||
+			    (errno == ERANGE && fabs(dw) > 1.0)) {
+				want_n = i;
+				want_rc = csv_f64(c, cols[o][i], &d);
+			}
+		}
+		rc = csv_f64s(c, cols[o], ncols, out, &nread);
+		assert_int_equal(rc, want_rc);
+		assert_int_equal(nread, want_n);
+		for (i = 0; i < want_n; i++) {
+			double dw = strtod(cells[cols[o][i]], NULL);
+
+			if (memcmp(&out[i], &dw, sizeof(dw))) {
+				print_error("cell '%s': csv_f64s %.17g, strtod %.17g\n",
+					    cells[cols[o][i]], out[i], dw);
+				fail();
+			}
+		}
+	}
+}
+
 static void test_csv_rows_as_written(void **state)
 {
 	static const char *const junk[] = {
@@ -335,6 +384,8 @@ static void test_csv_rows_as_written(void **state)
 			if (!text_first)
 				assert_string_equal(csv_cell(c, k), s);
 		}
+		if (i != longrow)
+			check_f64s(c, want[i], COLS);
 		if (i == longrow)
 			assert_int_equal(strlen(csv_cell(c, COLS - 1)), longlen);
 	}
@@ -759,6 +810,25 @@ static void test_bad_native_fields(void **state)
 	load_fails(dir, ENG_EINVAL, "g.csv:2: zero gaze direction", NULL);
 	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n2,0,0,0,1,0,0,1\n1,0,0,0,1,0,0,1\n");
 	load_fails(dir, ENG_EINVAL, "g.csv:3: timestamps out of order", NULL);
+
+	/*
+	 * Two faults in one row: the one met first reading the cells in
+	 * column order (a coordinate's range counts right after its number).
+	 */
+	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,2e6,0,x,0,0,1\n");
+	load_fails(dir, ENG_ERANGE, "g.csv:2: column 'oy': 2e+06 is out of range", NULL);
+	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,y,3e6,1,0,0,1\n");
+	load_fails(dir, ENG_EPARSE, "g.csv:2: column 'oy': 'y' is not a number", NULL);
+	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,0,0,1,0,0,-1\n");
+	load_fails(dir, ENG_ERANGE, "g.csv:2: column 'depth_m': -1 is not in", NULL);
+	write_tmp("recording.json", "{\"format\": \"proxima-recording/1\", \"id\": \"x\", \"up\": [0,0,1], \"streams\": {\"trajectory\": \"t2.csv\"}}");
+	write_tmp("t2.csv", "t_ns,tx,ty,tz,qx,qy,qz,qw\n1,0,0,-5e6,q,0,0,1\n");
+	load_fails(dir, ENG_ERANGE, "t2.csv:2: column 'tz': -5e+06 is out of range", NULL);
+	write_tmp("t2.csv", "t_ns,tx,ty,tz,qx,qy,qz,qw\n1,0,0,0,0,0,2e7,\n");
+	load_fails(dir, ENG_EPARSE, "t2.csv:2: column 'qw' is empty", NULL);
+	write_tmp("t2.csv", "t_ns,tx,ty,tz,qx,qy,qz,qw\n1,0,0,0,0,0,2e7,1\n");
+	load_fails(dir, ENG_ERANGE, "t2.csv:2: quaternion component out of range", NULL);
+	write_tmp("recording.json", "{\"format\": \"proxima-recording/1\", \"id\": \"x\", \"up\": [0,0,1], \"streams\": {\"trajectory\": \"trajectory.csv\", \"gaze\": \"g.csv\"}}");
 
 	/* and the good case loads */
 	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,0,0,1,0,0,1\n");
