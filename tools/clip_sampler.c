@@ -575,18 +575,24 @@ static int gaze_span(struct enum_ctx *e, const struct gaze_fixations *fx, size_t
 		next_ok[i] = INT64_MIN;
 	for (i = lo; i < hi; i++) {
 		const struct gaze_fixation *f = &fx->v[i];
+		struct gaze_fixation_hit h;
 		struct visibility_view v;
 		struct pose cam;
 		float heading;
 		size_t gi;
 		struct clip_cand c;
 
-		if (f->object < 0 || f->fx.duration_ns < FIX_MIN_NS)
+		if (f->fx.duration_ns < FIX_MIN_NS)
+			continue;
+		rc = gaze_fixation_object(e->scene, fx, i, &h);
+		if (rc)
+			return rc;
+		if (h.object < 0)
 			continue;
 		cand_init(&c);
 		c.T = f->fx.t_start_ns - FIX_LEAD_NS;
-		c.target = f->object;
-		c.key = (int)f->object;
+		c.target = h.object;
+		c.key = (int)h.object;
 		c.event_t = f->fx.t_start_ns;
 		c.fix_end = f->fx.t_end_ns;
 		if (c.T - e->window_ns < t0 || c.T < next_ok[c.target])
@@ -1073,7 +1079,7 @@ static int make_list(void *arg, void **data, void (**destroy)(void *data))
 	 * kitchen's head_turn/approx over the audit gate, by the key prior).
 	 */
 	e.lazy = LAZY_CANDS;
-	if (l->sub == SUBTASK_NAVIGATE && tool_ctx_list_size(m->ctx))
+	if ((l->sub == SUBTASK_NAVIGATE || l->sub == SUBTASK_GAZE_TARGET) && tool_ctx_list_size(m->ctx))
 		e.lazy = tool_ctx_list_size(m->ctx);
 	rc = scene_get(m->ctx, &e.scene);
 	if (!rc)
@@ -1911,14 +1917,19 @@ void clips_explain(struct tool_ctx *ctx, enum subtask st, enum metric m, double 
 		return;
 	case SUBTASK_GAZE_TARGET: {
 		const struct gaze_fixations *fx;
+		struct scene *s;
 
 		if (!rec->ngaze) {
 			snprintf(out, size, "the recording has no gaze stream");
 			return;
 		}
-		if (!gaze_fixations_get(ctx, &fx))
-			for (i = 0; i < fx->n; i++)
-				n += fx->v[i].object >= 0 && fx->v[i].fx.duration_ns >= FIX_MIN_NS;
+		if (!gaze_fixations_get(ctx, &fx) && !scene_get(ctx, &s))
+			for (i = 0; i < fx->n; i++) {
+				struct gaze_fixation_hit h;
+
+				n += fx->v[i].fx.duration_ns >= FIX_MIN_NS &&
+				     !gaze_fixation_object(s, fx, i, &h) && h.object >= 0;
+			}
 		if (!n)
 			snprintf(out, size, "no fixation of 300 ms or more lands on an object (%zu gaze samples)",
 				 rec->ngaze);

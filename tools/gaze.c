@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ static void fixations_free(void *p)
 	if (!f)
 		return;
 	free(f->v);
+	free(f->memo);
 	free(f);
 }
 
@@ -47,7 +49,7 @@ size_t gaze_sample_near(const struct recording *rec, int64_t t, int64_t tol_ns)
 }
 
 /* Detects the fixations over the gaze samples with strictly increasing times. */
-static int detect(const struct recording *rec, struct scene *s, struct gaze_fixations *f)
+static int detect(const struct recording *rec, struct gaze_fixations *f)
 {
 	size_t n = rec->ngaze, m = 0, i, nf = 0;
 	int64_t *t = NULL;
@@ -106,27 +108,17 @@ static int detect(const struct recording *rec, struct scene *s, struct gaze_fixa
 	if (rc)
 		goto out;
 	f->v = malloc((nf ? nf : 1) * sizeof(*f->v));
-	if (!f->v) {
+	f->memo = calloc(nf ? nf : 1, sizeof(*f->memo));
+	if (!f->v || !f->memo) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < nf; i++) {
 		struct gaze_fixation *gf = &f->v[i];
-		struct ray r;
-		int k;
 
 		gf->fx = fx[i];
 		gf->fx.i_start = map ? map[fx[i].i_start] : fx[i].i_start;
 		gf->fx.i_end = map ? map[fx[i].i_end] : fx[i].i_end;
-		for (k = 0; k < 3; k++) {
-			r.o[k] = fx[i].origin[k];
-			r.d[k] = fx[i].dir[k];
-		}
-		gf->object = -1;
-		rc = scene_at(s, fx[i].t_start_ns);
-		if (rc)
-			goto out;
-		scene_cast(s, &r, GAZE_RANGE_M, &gf->object, &gf->hit_m);
 	}
 	f->n = nf;
 out:
@@ -142,23 +134,52 @@ out:
 static int fixations_make(void *arg, void **data, void (**destroy)(void *data))
 {
 	struct tool_ctx *ctx = arg;
-	struct gaze_fixations *f;
-	struct scene *s;
+	struct gaze_fixations *f = calloc(1, sizeof(*f));
 	int rc;
 
-	rc = scene_get(ctx, &s);
-	if (rc)
-		return rc;
-	f = calloc(1, sizeof(*f));
 	if (!f)
 		return ENG_ENOMEM;
-	rc = detect(tool_ctx_rec(ctx), s, f);
+	rc = detect(tool_ctx_rec(ctx), f);
 	if (rc) {
 		fixations_free(f);
 		return rc;
 	}
 	*data = f;
 	*destroy = fixations_free;
+	return 0;
+}
+
+/* The states of a fixation's hit: not cast, being stored, stored. */
+enum { GAZE_HIT_UNKNOWN, GAZE_HIT_STORING, GAZE_HIT_KNOWN };
+
+int gaze_fixation_object(struct scene *s, const struct gaze_fixations *f, size_t i,
+			 struct gaze_fixation_hit *out)
+{
+	const struct fixation *fx = &f->v[i].fx;
+	unsigned char st = GAZE_HIT_UNKNOWN;
+	struct ray r;
+	int k, rc;
+
+	if (atomic_load_explicit(&f->memo[i].state, memory_order_acquire) == GAZE_HIT_KNOWN) {
+		*out = f->memo[i].hit;
+		return 0;
+	}
+	for (k = 0; k < 3; k++) {
+		r.o[k] = fx->origin[k];
+		r.d[k] = fx->dir[k];
+	}
+	out->object = -1;
+	out->hit_m = 0;
+	rc = scene_at(s, fx->t_start_ns);
+	if (rc)
+		return rc;
+	scene_cast(s, &r, GAZE_RANGE_M, &out->object, &out->hit_m);
+	/* the first to claim it stores it; the same cast by another is dropped */
+	if (atomic_compare_exchange_strong_explicit(&f->memo[i].state, &st, GAZE_HIT_STORING,
+						    memory_order_acquire, memory_order_relaxed)) {
+		f->memo[i].hit = *out;
+		atomic_store_explicit(&f->memo[i].state, GAZE_HIT_KNOWN, memory_order_release);
+	}
 	return 0;
 }
 
@@ -197,7 +218,7 @@ static int cmp_count(const void *pa, const void *pb)
 }
 
 static int add_fixation(cJSON *arr, const struct recording *rec,
-			const struct gaze_fixation *f)
+			const struct gaze_fixation *f, const struct gaze_fixation_hit *h)
 {
 	cJSON *o = cJSON_CreateObject();
 	vec3 dir = { f->fx.dir[0], f->fx.dir[1], f->fx.dir[2] };
@@ -210,8 +231,8 @@ static int add_fixation(cJSON *arr, const struct recording *rec,
 	    !tool__add_num(o, "duration_ms", (double)f->fx.duration_ns / 1e6, 1) ||
 	    !cJSON_AddNumberToObject(o, "samples", (double)f->fx.nsamples) ||
 	    !tool__add_vec3(o, "direction", dir, 4) ||
-	    !tool__add_object_ref(o, "object", rec, f->object) ||
-	    !(f->object >= 0 ? tool__add_num(o, "distance_m", f->hit_m, 3)
+	    !tool__add_object_ref(o, "object", rec, h->object) ||
+	    !(h->object >= 0 ? tool__add_num(o, "distance_m", h->hit_m, 3)
 			     : cJSON_AddNullToObject(o, "distance_m")))
 		return ENG_ENOMEM;
 	return 0;
@@ -293,6 +314,7 @@ int gaze_cast_write(struct tool_ctx *ctx, const struct gaze_cast_result *r, size
 {
 	const struct recording *rec = tool_ctx_rec(ctx);
 	cJSON *arr, *objs, *farr;
+	struct scene *s;
 	size_t i, nf = 0;
 	int rc;
 
@@ -337,12 +359,15 @@ int gaze_cast_write(struct tool_ctx *ctx, const struct gaze_cast_result *r, size
 		return ENG_ENOMEM;
 	for (i = 0; r->fixations && i < r->fixations->n; i++) {
 		const struct gaze_fixation *f = &r->fixations->v[i];
+		struct gaze_fixation_hit h;
 
 		if (f->fx.t_end_ns < r->t0 || f->fx.t_start_ns > r->t1)
 			continue;
 		if (nf++ >= limit)
 			continue;
-		rc = add_fixation(farr, rec, f);
+		rc = scene_get(ctx, &s);
+		rc = rc ? rc : gaze_fixation_object(s, r->fixations, i, &h);
+		rc = rc ? rc : add_fixation(farr, rec, f, &h);
 		if (rc)
 			return rc;
 	}

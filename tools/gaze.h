@@ -25,27 +25,50 @@ struct tool_ctx;
 /* Range of gaze rays, m. */
 #define GAZE_RANGE_M 10.0f
 
-/* One fixation and its object. */
+/* One fixation. */
 struct gaze_fixation {
 	struct fixation fx; /* detector output; i_start/i_end index rec->gaze */
-	long object;        /* object hit by the mean ray, -1 for none */
-	float hit_m;        /* distance to it (0 without a hit) */
 };
 
-/* The fixations of a recording, in time order. */
+/* The object a fixation's mean ray hits: -1 for none, hit_m 0 then. */
+struct gaze_fixation_hit {
+	long object;
+	float hit_m;
+};
+
+/* A fixation's hit once cast, and whether it is (gaze_fixation_object). */
+struct gaze_fixation_memo {
+	struct gaze_fixation_hit hit;
+	_Atomic unsigned char state;
+};
+
+/*
+ * The fixations of a recording, in time order. Each one's object is cast
+ * when first asked for (gaze_fixation_object): a lazy list reads the
+ * fixations of the spans it visits, a few of a long recording's.
+ */
 struct gaze_fixations {
 	struct gaze_fixation *v;
 	size_t n;
+	struct gaze_fixation_memo *memo; /* by fixation */
 };
 
 /*
  * The fixations of the context's recording, detected on the first call:
  * once per recording for the contexts that share a store (tool_shared,
  * which owns them), else owned by the context (TOOL_SLOT_GAZE). Samples
- * that repeat the previous timestamp are skipped. Returns 0, ENG_ENOMEM,
- * or a scene error.
+ * that repeat the previous timestamp are skipped. Returns 0 or ENG_ENOMEM.
  */
 int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out);
+
+/*
+ * The object that fixation i's mean ray hits, with the boxes placed at the
+ * fixation's start (scene s moved there), cast on the first call and
+ * remembered (any thread may ask; two that ask at once both cast, and
+ * one stores). Returns 0 or a scene error.
+ */
+int gaze_fixation_object(struct scene *s, const struct gaze_fixations *f, size_t i,
+			 struct gaze_fixation_hit *out);
 
 /*
  * The object hit by gaze sample g, with the scene moved to g->t_ns.

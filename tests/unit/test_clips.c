@@ -20,6 +20,7 @@
 
 #include "bev.h"
 #include "fixation.h"
+#include "gaze.h"
 #include "registry.h"
 #include "scene.h"
 #include "tools2_fixture.h"
@@ -851,8 +852,8 @@ static void test_navigate_list_size(void **state)
 {
 	static int64_t whole[4096][2], cut[4096][2];
 	struct recording *rec = NULL;
-	struct tool_shared *sh = NULL;
-	struct tool_ctx *a, *b;
+	struct tool_shared *sh = NULL, *sh2 = NULL;
+	struct tool_ctx *a, *b, *g;
 	size_t nw, nc, i, j, ha, hb;
 	struct stat st;
 	cJSON *res;
@@ -865,7 +866,9 @@ static void test_navigate_list_size(void **state)
 	assert_int_equal(recording_load(EXAMPLE, REC_LAYOUT_AUTO, &rec), 0);
 	a = ctx_for(rec);
 	b = ctx_for(rec);
+	g = ctx_for(rec);
 	assert_int_equal(tool_shared_new(&sh), 0);
+	assert_int_equal(tool_shared_new(&sh2), 0);
 	tool_shared_set_list_size(sh, 100);
 	tool_ctx_share(b, sh);
 	assert_int_equal(tool_ctx_list_size(b), 100);
@@ -875,6 +878,21 @@ static void test_navigate_list_size(void **state)
 	print_message("navigate: %zu candidates whole, %zu with a list size of 100\n", nw, nc);
 	assert_true(nw > 200);
 	assert_true(nc >= 100 && nc < nw);
+	for (i = 0; i < nc; i++) {
+		for (j = 0; j < nw; j++)
+			if (whole[j][0] == cut[i][0] && whole[j][1] == cut[i][1])
+				break;
+		assert_true(j < nw);
+	}
+	/* gaze targets stop at the list size too, on whole spans of the same list */
+	tool_shared_set_list_size(sh2, 20);
+	tool_ctx_share(g, sh2);
+	nw = all_cands(a, "intention.gaze_target", whole, 4096);
+	nc = all_cands(g, "intention.gaze_target", cut, 4096);
+	print_message("gaze_target: %zu candidates whole, %zu with a list size of 20\n", nw,
+		      nc);
+	assert_true(nw > 40);
+	assert_true(nc >= 20 && nc < nw);
 	for (i = 0; i < nc; i++) {
 		for (j = 0; j < nw; j++)
 			if (whole[j][0] == cut[i][0] && whole[j][1] == cut[i][1])
@@ -891,7 +909,9 @@ static void test_navigate_list_size(void **state)
 	assert_int_equal(ha, hb);
 	tool_ctx_free(a);
 	tool_ctx_free(b);
+	tool_ctx_free(g);
 	tool_shared_free(sh);
+	tool_shared_free(sh2);
 	recording_free(rec);
 }
 
@@ -978,6 +998,64 @@ static void test_chain_ambiguity_filter(void **state)
 	assert_true(amb_all >= 10);
 	assert_true(n_rel < n_all);
 	tool_ctx_free(ctx);
+	recording_free(rec);
+}
+
+/*
+ * Each fixation's object, cast when first asked for, is the nearest box
+ * its mean ray enters at the fixation's start (brute force over every
+ * box), and a second context sharing the fixations reads the same answer
+ * back from the memo.
+ */
+static void test_fixation_objects(void **state)
+{
+	struct recording *rec = NULL;
+	struct tool_shared *sh = NULL;
+	struct tool_ctx *a, *b;
+	const struct gaze_fixations *fa, *fb;
+	struct scene *sa, *sb;
+	struct stat st;
+	size_t i, hits = 0;
+
+	(void)state;
+	if (stat(EXAMPLE "/recording.json", &st)) {
+		print_message("skipped: %s is missing (the synthetic example recording)\n", EXAMPLE);
+		skip();
+	}
+	assert_int_equal(recording_load(EXAMPLE, REC_LAYOUT_AUTO, &rec), 0);
+	assert_int_equal(tool_shared_new(&sh), 0);
+	a = ctx_for(rec);
+	b = ctx_for(rec);
+	tool_ctx_share(a, sh);
+	tool_ctx_share(b, sh);
+	assert_int_equal(gaze_fixations_get(a, &fa), 0);
+	assert_int_equal(gaze_fixations_get(b, &fb), 0);
+	assert_true(fa == fb);
+	assert_true(fa->n > 20);
+	assert_int_equal(scene_get(a, &sa), 0);
+	assert_int_equal(scene_get(b, &sb), 0);
+	for (i = 0; i < fa->n; i++) {
+		const struct fixation *f = &fa->v[i].fx;
+		struct gaze_fixation_hit h, h2;
+		struct ray r;
+
+		memcpy(r.o, f->origin, sizeof(r.o));
+		memcpy(r.d, f->dir, sizeof(r.d));
+		assert_int_equal(gaze_fixation_object(sa, fa, i, &h), 0);
+		assert_int_equal(h.object, brute_cast(rec, f->t_start_ns, &r, GAZE_RANGE_M));
+		assert_true(h.object >= 0 ? h.hit_m > 0 && h.hit_m <= GAZE_RANGE_M : h.hit_m == 0);
+		/* the other context, its scene elsewhere in time, reads the memo */
+		assert_int_equal(scene_at(sb, recording_t1(rec)), 0);
+		assert_int_equal(gaze_fixation_object(sb, fb, i, &h2), 0);
+		assert_int_equal(h2.object, h.object);
+		assert_true(h2.hit_m == h.hit_m);
+		hits += h.object >= 0;
+	}
+	print_message("%zu fixations, %zu on an object\n", fa->n, hits);
+	assert_true(hits > 0);
+	tool_ctx_free(a);
+	tool_ctx_free(b);
+	tool_shared_free(sh);
 	recording_free(rec);
 }
 
@@ -1074,6 +1152,7 @@ int main(void)
 		cmocka_unit_test(test_seeded_order),
 		cmocka_unit_test(test_argument_errors),
 		cmocka_unit_test(test_arguments_that_do_not_apply),
+		cmocka_unit_test(test_fixation_objects),
 		cmocka_unit_test(test_rules_on_example),
 	};
 
