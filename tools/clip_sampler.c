@@ -308,9 +308,12 @@ static int unseen_last_second(struct enum_ctx *e, const struct clip_cand *c,
 
 /*
  * The facts of a head-turn candidate; *ok false when T has no heading or
- * (with `metric`) the metric rejects the target's yaw.
+ * the metric rejects the target's yaw. For a navigation candidate
+ * (`navigate`), the facts it shares with head turns: no rule on the yaw,
+ * but navigation's distance rule (navigate_facts) is checked before the
+ * last second's views, the costliest fact, which it spares.
  */
-static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric,
+static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool navigate,
 			   struct sample_memo *memo, bool *ok)
 {
 	struct visibility_view v;
@@ -328,16 +331,18 @@ static int head_turn_facts(struct enum_ctx *e, struct clip_cand *c, bool metric,
 	relate(c, &cam, heading, scene_box(e->scene, (size_t)c->target)->c);
 	if (!isfinite(c->yaw_deg))
 		return 0;
+	if (navigate && c->bev_m < NAV_MIN_M)
+		return 0;
 	/*
 	 * A head turn is asked only where turning helps: the target lies
 	 * outside the horizontal field of view (by a margin). In front but
 	 * occluded or out of range, no turn of the head shows it.
 	 */
-	if (metric && fabsf(c->yaw_deg) < half_fov_deg(&e->rec->camera) + FOV_MARGIN_DEG)
+	if (!navigate && fabsf(c->yaw_deg) < half_fov_deg(&e->rec->camera) + FOV_MARGIN_DEG)
 		return 0;
-	if (metric && e->metric == METRIC_APPROX && disc_turn_ambiguous(e->dp, c->yaw_deg))
+	if (!navigate && e->metric == METRIC_APPROX && disc_turn_ambiguous(e->dp, c->yaw_deg))
 		return 0;
-	if (metric && e->metric == METRIC_RELATIVE &&
+	if (!navigate && e->metric == METRIC_RELATIVE &&
 	    !sector_clear(e->dp, c->yaw_deg, c->margin_deg))
 		return 0;
 	/* last, as the costliest: a view of the scene at every sample of the last second */
@@ -469,7 +474,7 @@ static int lost_span(struct enum_ctx *e, const struct visibility_timeline *tl,
 		c.target = (long)o;
 		c.key = (int)o;
 		c.event_t = visibility_timeline_time(tl, (size_t)lv);
-		rc = head_turn_facts(e, &c, !navigate, memo, &ok);
+		rc = head_turn_facts(e, &c, navigate, memo, &ok);
 		if (!rc && ok && navigate)
 			rc = navigate_facts(e, &c, &ok, &expensive);
 		if (rc)
@@ -1073,13 +1078,16 @@ static int make_list(void *arg, void **data, void (**destroy)(void *data))
 	e.metric = l->metric;
 	e.window_ns = l->window_ns;
 	/*
-	 * Navigation, whose every candidate costs a path plan, gathers what
-	 * the caller's sessions can use; the others keep LAZY_CANDS, which
-	 * their key balance draws on (head turns cut to 992 left the
-	 * kitchen's head_turn/approx over the audit gate, by the key prior).
+	 * Navigation, whose every candidate costs a path plan, and gaze
+	 * targets (a cast, a view, every object's visibility for the
+	 * references) gather what the caller's sessions can use; head turns
+	 * keep LAZY_CANDS, which their key balance draws on (cut to 992, the
+	 * kitchen's head_turn/approx went over the audit gate, by the key
+	 * prior). The chain and next-interaction lists are enumerated whole.
 	 */
 	e.lazy = LAZY_CANDS;
-	if ((l->sub == SUBTASK_NAVIGATE || l->sub == SUBTASK_GAZE_TARGET) && tool_ctx_list_size(m->ctx))
+	if ((l->sub == SUBTASK_NAVIGATE || l->sub == SUBTASK_GAZE_TARGET) &&
+	    tool_ctx_list_size(m->ctx))
 		e.lazy = tool_ctx_list_size(m->ctx);
 	rc = scene_get(m->ctx, &e.scene);
 	if (!rc)
