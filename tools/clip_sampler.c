@@ -1078,16 +1078,17 @@ static int make_list(void *arg, void **data, void (**destroy)(void *data))
 	e.metric = l->metric;
 	e.window_ns = l->window_ns;
 	/*
-	 * Navigation, whose every candidate costs a path plan, and gaze
-	 * targets (a cast, a view, every object's visibility for the
-	 * references) gather what the caller's sessions can use; head turns
-	 * keep LAZY_CANDS, which their key balance draws on (cut to 992, the
-	 * kitchen's head_turn/approx went over the audit gate, by the key
-	 * prior). The chain and next-interaction lists are enumerated whole.
+	 * Navigation, whose every candidate costs a path plan, gathers what
+	 * the caller's sessions can use; head turns and gaze targets keep
+	 * LAZY_CANDS, which their key balance draws on (head turns cut to
+	 * 992 left the kitchen's head_turn/approx over the audit gate, by the
+	 * key prior; gaze targets cut to 1152 took the best blind rule on
+	 * docs/answers.md's 40-minute scenes from 21.9% to 26.6% at 5 options
+	 * for gaze_target/relative). The chain and next-interaction lists are
+	 * enumerated whole.
 	 */
 	e.lazy = LAZY_CANDS;
-	if ((l->sub == SUBTASK_NAVIGATE || l->sub == SUBTASK_GAZE_TARGET) &&
-	    tool_ctx_list_size(m->ctx))
+	if (l->sub == SUBTASK_NAVIGATE && tool_ctx_list_size(m->ctx))
 		e.lazy = tool_ctx_list_size(m->ctx);
 	rc = scene_get(m->ctx, &e.scene);
 	if (!rc)
