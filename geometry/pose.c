@@ -186,11 +186,14 @@ size_t pose_sample_nearest(const struct pose_sample *s, size_t n, int64_t t)
  * The interval pose_sample_at() found last in each of a few arrays, per
  * thread: the scene and the visibility scans ask for times a frame or a
  * sample apart, so the next time usually falls in the same interval or
- * the next one, which two comparisons confirm before any binary search. A
- * hint is only a guess, checked against the array itself (a stale one,
- * even for a freed array's address, just misses).
+ * one of the next few (the 10 Hz visibility timeline reads 30 Hz samples
+ * three or four intervals on), which a few comparisons confirm before any
+ * binary search. A hint is only a guess, checked against the array itself
+ * (a stale one, even for a freed array's address, just misses).
  */
 #define POSE_HINTS 64
+/* intervals after the hinted one tried before a binary search */
+#define POSE_HINT_AHEAD 6
 
 struct pose_hint {
 	const struct pose_sample *s;
@@ -206,12 +209,15 @@ static size_t floor_hinted(const struct pose_sample *s, size_t n, int64_t t)
 	size_t i = h->i;
 
 	if (h->s == s && i + 1 < n && s[i].t_ns <= t) {
+		size_t j, end = i + POSE_HINT_AHEAD < n ? i + POSE_HINT_AHEAD : n;
+
 		if (t < s[i + 1].t_ns)
 			return i;
-		if (i + 2 < n && t < s[i + 2].t_ns) {
-			h->i = i + 1;
-			return i + 1;
-		}
+		for (j = i + 2; j < end; j++)
+			if (t < s[j].t_ns) {
+				h->i = j - 1;
+				return j - 1;
+			}
 	}
 	i = time_floor_index(s, n, sizeof(*s), t);
 	h->s = s;

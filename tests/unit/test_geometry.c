@@ -77,15 +77,16 @@ static void test_pose_normalize(void **state)
 /*
  * pose_sample_at's interval hints change nothing: on an array with
  * repeated and uneven timestamps, times asked in order, backwards, at
- * random and alternating between two arrays give bit for bit the pose of
- * the interval a binary search finds, interpolated by pose_interp.
+ * random, in jumps of several intervals forward (which the hint looks
+ * ahead for) and alternating between two arrays give bit for bit the pose
+ * of the interval a binary search finds, interpolated by pose_interp.
  */
 static void test_pose_sample_hinted(void **state)
 {
 	enum { N = 400 };
 	static struct pose_sample a[N], b[N];
 	uint64_t st = 7;
-	int64_t t = 0;
+	int64_t t = 0, fwd = 0;
 	int i, q;
 
 	(void)state;
@@ -96,19 +97,26 @@ static void test_pose_sample_hinted(void **state)
 		pose_set(&a[i].pose, 0, 0, (float)sin(i * 0.1), (float)cos(i * 0.1), (float)i, 0, 0);
 		pose_set(&b[i].pose, (float)sin(i * 0.2), 0, 0, (float)cos(i * 0.2), 0, (float)i, 0);
 	}
-	for (q = 0; q < 20000; q++) {
+	for (q = 0; q < 30000; q++) {
 		const struct pose_sample *s = q % 3 == 2 ? b : a;
 		int64_t tq;
 		struct pose got, want;
 		size_t k;
 
 		st = st * 6364136223846793005ull + 1442695040888963407ull;
-		if (q < 5000)
+		if (q < 5000) {
 			tq = a[0].t_ns + (int64_t)q * (t / 5000);          /* forward */
-		else if (q < 10000)
+		} else if (q < 10000) {
 			tq = t - (int64_t)(q - 5000) * (t / 5000);         /* backward */
-		else
+		} else if (q < 20000) {
 			tq = (int64_t)((st >> 20) % (uint64_t)(t + 1));    /* anywhere */
+		} else {
+			/* forward by 0 to 6 mean intervals, from the start again at the end */
+			fwd += (t / N) * (int64_t)((st >> 50) % 7);
+			if (fwd > t)
+				fwd = a[0].t_ns;
+			tq = fwd;
+		}
 		assert_int_equal(pose_sample_at(s, N, tq, INT64_MAX / 2, &got), 0);
 		if (tq <= s[0].t_ns || tq >= s[N - 1].t_ns)
 			continue;
