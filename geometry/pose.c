@@ -3,6 +3,7 @@
 #include "pose.h"
 
 #include <math.h>
+#include <string.h>
 
 void pose_identity(struct pose *p)
 {
@@ -225,6 +226,12 @@ static size_t floor_hinted(const struct pose_sample *s, size_t n, int64_t t)
 	return i;
 }
 
+bool pose_same(const struct pose *a, const struct pose *b)
+{
+	/* bit for bit, member by member (the struct has padding) */
+	return !memcmp(a->q, b->q, sizeof(a->q)) && !memcmp(a->t, b->t, sizeof(a->t));
+}
+
 int pose_sample_at(const struct pose_sample *s, size_t n, int64_t t,
 		   int64_t tol_ns, struct pose *out)
 {
@@ -248,7 +255,12 @@ int pose_sample_at(const struct pose_sample *s, size_t n, int64_t t,
 	i = floor_hinted(s, n, t);
 	t0 = s[i].t_ns;
 	t1 = s[i + 1].t_ns;
-	if (t1 == t0) {
+	/*
+	 * An interval of no length, or whose ends hold the same pose (a body
+	 * at rest between two motions), holds its first sample's pose: no
+	 * interpolation, which would renormalise the quaternion in double.
+	 */
+	if (t1 == t0 || pose_same(&s[i].pose, &s[i + 1].pose)) {
 		*out = s[i].pose;
 		return 0;
 	}

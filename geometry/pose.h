@@ -7,6 +7,7 @@
 #ifndef POSE_H
 #define POSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,9 +63,13 @@ struct pose_sample {
 	struct pose pose; /* T_world_x at t_ns */
 };
 
+/* Whether a and b hold the same pose, bit for bit. Can't fail. */
+bool pose_same(const struct pose *a, const struct pose *b);
+
 /*
  * Pose at time t from samples sorted by t_ns: bracketing samples are
- * interpolated. Returns 0, or ENG_ERANGE when t lies outside
+ * interpolated, unless they share their time or their pose, which is then
+ * the first one's. Returns 0, or ENG_ERANGE when t lies outside
  * [s[0].t_ns - tol_ns, s[n-1].t_ns + tol_ns] (inside the tolerance the
  * end sample is used) or n is 0.
  */

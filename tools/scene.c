@@ -16,9 +16,10 @@ enum group_kind { GROUP_SOLID = 0, GROUP_ENCLOSURE, GROUP_DYNAMIC, GROUP_COUNT }
 /* One group of boxes; slot j of the group is object obj[j]. */
 struct group {
 	size_t n;
-	size_t *obj;     /* object index of each member, increasing */
-	struct obb *box; /* member boxes at the current time */
-	struct bvh *bvh; /* over box[], NULL for enclosures */
+	size_t *obj;       /* object index of each member, increasing */
+	struct obb *box;   /* member boxes at the current time */
+	struct pose *pose; /* dynamic group: the poses box[] was placed from */
+	struct bvh *bvh;   /* over box[], NULL for enclosures */
 };
 
 struct scene {
@@ -29,6 +30,7 @@ struct scene {
 	int32_t *slot;               /* index of each object in its group */
 	struct group g[GROUP_COUNT];
 	struct obb *scratch;         /* new dynamic boxes during scene_at */
+	struct pose *scratch_pose;   /* and their poses */
 	int64_t t;                   /* current time */
 };
 
@@ -95,6 +97,7 @@ static void group_release(struct group *g)
 {
 	free(g->obj);
 	free(g->box);
+	free(g->pose);
 	bvh_free(g->bvh);
 	memset(g, 0, sizeof(*g));
 }
@@ -111,6 +114,7 @@ void scene_free(struct scene *s)
 	free(s->kind);
 	free(s->slot);
 	free(s->scratch);
+	free(s->scratch_pose);
 	free(s);
 }
 
@@ -193,7 +197,8 @@ static int group_fill(struct scene *s, int k)
 	g->n = m;
 	g->obj = malloc((m ? m : 1) * sizeof(*g->obj));
 	g->box = malloc((m ? m : 1) * sizeof(*g->box));
-	if (!g->obj || !g->box)
+	g->pose = malloc((m ? m : 1) * sizeof(*g->pose));
+	if (!g->obj || !g->box || !g->pose)
 		return ENG_ENOMEM;
 	m = 0;
 	for (i = 0; i < s->n; i++) {
@@ -201,6 +206,8 @@ static int group_fill(struct scene *s, int k)
 			continue;
 		g->obj[m] = i;
 		g->box[m] = s->boxes[i];
+		/* the pose scene_make placed boxes[i] from, at the recording start */
+		recording_object_pose_at(s->rec, i, s->t, &g->pose[m]);
 		s->slot[i] = (int32_t)m;
 		m++;
 	}
@@ -230,10 +237,11 @@ static int scene_make(const struct recording *rec, const unsigned char *kinds,
 	s->t = t0;
 	s->boxes = malloc((s->n ? s->n : 1) * sizeof(*s->boxes));
 	s->scratch = malloc((s->n ? s->n : 1) * sizeof(*s->scratch));
+	s->scratch_pose = malloc((s->n ? s->n : 1) * sizeof(*s->scratch_pose));
 	s->kind = calloc(s->n ? s->n : 1, 1);
 	s->slot = calloc(s->n ? s->n : 1, sizeof(*s->slot));
 	stat = malloc((s->n ? s->n : 1) * sizeof(*stat));
-	if (!s->boxes || !s->scratch || !s->kind || !s->slot || !stat) {
+	if (!s->boxes || !s->scratch || !s->scratch_pose || !s->kind || !s->slot || !stat) {
 		rc = ENG_ENOMEM;
 		goto out;
 	}
@@ -336,10 +344,19 @@ int scene_at(struct scene *s, int64_t t)
 	if (t == s->t)
 		return 0;
 	for (j = 0; j < g->n; j++) {
-		recording_object_box_at(s->rec, g->obj[j], t, &s->scratch[j]);
+		const struct rec_object *o = &s->rec->objects[g->obj[j]];
+		struct pose *p = &s->scratch_pose[j];
+
+		recording_object_pose_at(s->rec, g->obj[j], t, p);
+		/* the same pose places the same box (most objects rest most of the time) */
+		if (pose_same(p, &g->pose[j])) {
+			s->scratch[j] = g->box[j];
+			continue;
+		}
+		obb_from_local(p, o->local_c, o->half, &s->scratch[j]);
 		if (!box_finite(&s->scratch[j]))
 			return err_set(ENG_EINVAL, "object '%s': its box is not finite at %lld ns",
-				       s->rec->objects[g->obj[j]].id, (long long)t);
+				       o->id, (long long)t);
 		/* NOLINTNEXTLINE(bugprone-suspicious-memory-comparison): floats only; -0 != 0 just rebuilds */
 		if (!moved && memcmp(&s->scratch[j], &g->box[j], sizeof(struct obb)))
 			moved = true;
@@ -349,6 +366,7 @@ int scene_at(struct scene *s, int64_t t)
 		return 0;
 	for (j = 0; j < g->n; j++) {
 		g->box[j] = s->scratch[j];
+		g->pose[j] = s->scratch_pose[j];
 		s->boxes[g->obj[j]] = s->scratch[j];
 	}
 	/* a refit keeps the answers exact; only its speed depends on the motion */

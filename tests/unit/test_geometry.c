@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <string.h>
 
 #include "bev.h"
 #include "discretise.h"
@@ -150,6 +151,24 @@ static void test_pose_sample_at(void **state)
 	assert_int_equal(pose_sample_at(s, 3, 205, 10, &out), 0);
 	NEAR(out.t[0], 3, 1e-6);
 	assert_int_equal(pose_sample_at(s, 0, 0, 0, &out), ENG_ERANGE);
+	/*
+	 * A body at rest between two motions: both ends hold the same pose,
+	 * which comes back bit for bit at any time between them. The float
+	 * quaternion's norm is not 1 in double, so interpolating would
+	 * renormalise it: this one moves by an ulp that way.
+	 */
+	pose_set(&s[1].pose, 0.1f, 0.2f, 0.3f, 0.9273618f, 1.5f, -2.25f, 0.875f);
+	s[2].pose = s[1].pose;
+	pose_interp(&s[1].pose, &s[2].pose, 0.5f, &out);
+	assert_true(memcmp(out.q, s[1].pose.q, sizeof(out.q)) != 0);
+	assert_memory_equal(out.t, s[1].pose.t, sizeof(out.t));
+	assert_int_equal(pose_sample_at(s, 3, 150, 0, &out), 0);
+	assert_true(pose_same(&out, &s[1].pose));
+	assert_memory_equal(out.q, s[1].pose.q, sizeof(out.q));
+	/* bit for bit: -0 is another pose than 0 (the box is rebuilt, no harm) */
+	s[1].pose.t[2] = 0.0f;
+	s[2].pose.t[2] = -0.0f;
+	assert_false(pose_same(&s[1].pose, &s[2].pose));
 	/* nearest join with tolerance */
 	assert_int_equal(time_nearest_index(s, 3, sizeof(s[0]), 140, 50), 1);
 	assert_int_equal(time_nearest_index(s, 3, sizeof(s[0]), 160, 50), 2);
