@@ -461,6 +461,11 @@ const char *csv_cell(const struct csv *c, size_t col)
 	return c->cell[col];
 }
 
+bool csv_empty(const struct csv *c, size_t col)
+{
+	return col >= c->ncell || !c->clen[col];
+}
+
 const char *csv_header(const struct csv *c, size_t col)
 {
 	return col < c->nhdr ? c->hdr[col] : "";

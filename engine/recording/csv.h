@@ -16,6 +16,7 @@
 #ifndef CSV_H
 #define CSV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,12 @@ size_t csv_ncols(const struct csv *c);
 
 /* The text of cell `col` of the current row ("" past the end). Can't fail. */
 const char *csv_cell(const struct csv *c, size_t col);
+
+/*
+ * Whether cell `col` of the current row is empty (or past the end), without
+ * writing its terminator as csv_cell() does. Can't fail.
+ */
+bool csv_empty(const struct csv *c, size_t col);
 
 /* The header name of column `col`. Can't fail. */
 const char *csv_header(const struct csv *c, size_t col);

@@ -677,23 +677,25 @@ static int read_gaze(const char *path, struct recording *rec)
 		rc = csv_need(c, names[k], &col[k]);
 	while (!rc) {
 		struct rec_gaze g;
-		double v[6], d[3], depth, n;
+		double v[7], d[3], depth, n;
 		size_t nread = 0;
+		bool empty_depth;
 
 		rc = csv_next(c);
 		if (rc <= 0)
 			break;
 		rc = csv_i64(c, col[0], &g.t_ns);
-		/* origin and direction; only the origin's range is checked */
-		rc = rc ? rc : csv_f64s(c, col + 1, 6, v, &nread);
+		/* origin, direction and depth (an empty one is 0); only the origin's range is checked */
+		empty_depth = csv_empty(c, col[7]);
+		rc = rc ? rc : csv_f64s(c, col + 1, empty_depth ? 6 : 7, v, &nread);
 		for (k = 0; k < 3 && k < nread; k++)
 			if (fabs(v[k]) > NATIVE_MAX_COORD) {
 				rc = coord_range(c, col[1 + k], v[k]);
 				break;
 			}
-		rc = rc ? rc : csv_f64_opt(c, col[7], 0.0, &depth);
 		if (rc)
 			break;
+		depth = empty_depth ? 0.0 : v[6];
 		for (k = 0; k < 3; k++) {
 			g.o[k] = (float)v[k];
 			d[k] = v[3 + k];

@@ -821,6 +821,10 @@ static void test_bad_native_fields(void **state)
 	load_fails(dir, ENG_EPARSE, "g.csv:2: column 'oy': 'y' is not a number", NULL);
 	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,0,0,1,0,0,-1\n");
 	load_fails(dir, ENG_ERANGE, "g.csv:2: column 'depth_m': -1 is not in", NULL);
+	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,0,0,1,0,0,1m\n");
+	load_fails(dir, ENG_EPARSE, "g.csv:2: column 'depth_m': '1m' is not a number", NULL);
+	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,0,2e6,1,0,0,1m\n");
+	load_fails(dir, ENG_ERANGE, "g.csv:2: column 'oz': 2e+06 is out of range", NULL);
 	write_tmp("recording.json", "{\"format\": \"proxima-recording/1\", \"id\": \"x\", \"up\": [0,0,1], \"streams\": {\"trajectory\": \"t2.csv\"}}");
 	write_tmp("t2.csv", "t_ns,tx,ty,tz,qx,qy,qz,qw\n1,0,0,-5e6,q,0,0,1\n");
 	load_fails(dir, ENG_ERANGE, "t2.csv:2: column 'tz': -5e+06 is out of range", NULL);
@@ -830,10 +834,12 @@ static void test_bad_native_fields(void **state)
 	load_fails(dir, ENG_ERANGE, "t2.csv:2: quaternion component out of range", NULL);
 	write_tmp("recording.json", "{\"format\": \"proxima-recording/1\", \"id\": \"x\", \"up\": [0,0,1], \"streams\": {\"trajectory\": \"trajectory.csv\", \"gaze\": \"g.csv\"}}");
 
-	/* and the good case loads */
-	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,0,0,1,0,0,1\n");
+	/* and the good case loads; an empty depth is 0 (unknown) */
+	write_tmp("g.csv", "t_ns,ox,oy,oz,dx,dy,dz,depth_m\n1,0,0,0,1,0,0,1.25\n2,0,0,0,0,2,0,\n");
 	assert_int_equal(recording_load(dir, REC_LAYOUT_AUTO, &rec), 0);
-	assert_int_equal(rec->ngaze, 1);
+	assert_int_equal(rec->ngaze, 2);
+	assert_true(rec->gaze[0].depth_m == 1.25f && rec->gaze[1].depth_m == 0.0f);
+	assert_true(rec->gaze[1].d[1] == 1.0f && rec->gaze[1].d[0] == 0.0f);
 	recording_free(rec);
 }
 
