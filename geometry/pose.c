@@ -194,7 +194,7 @@ size_t pose_sample_nearest(const struct pose_sample *s, size_t n, int64_t t)
  */
 #define POSE_HINTS 64
 /* intervals after the hinted one tried before a binary search */
-#define POSE_HINT_AHEAD 6
+#define POSE_HINT_AHEAD 4
 
 struct pose_hint {
 	const struct pose_sample *s;
@@ -210,7 +210,7 @@ static size_t floor_hinted(const struct pose_sample *s, size_t n, int64_t t)
 	size_t i = h->i;
 
 	if (h->s == s && i + 1 < n && s[i].t_ns <= t) {
-		size_t j, end = i + POSE_HINT_AHEAD < n ? i + POSE_HINT_AHEAD : n;
+		size_t j, end = i + POSE_HINT_AHEAD + 2 < n ? i + POSE_HINT_AHEAD + 2 : n;
 
 		if (t < s[i + 1].t_ns)
 			return i;

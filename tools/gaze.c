@@ -149,9 +149,6 @@ static int fixations_make(void *arg, void **data, void (**destroy)(void *data))
 	return 0;
 }
 
-/* The states of a fixation's hit: not cast, being stored, stored. */
-enum { GAZE_HIT_UNKNOWN, GAZE_HIT_STORING, GAZE_HIT_KNOWN };
-
 int gaze_fixation_object(struct scene *s, const struct gaze_fixations *f, size_t i,
 			 struct gaze_fixation_hit *out)
 {

@@ -36,6 +36,9 @@ struct gaze_fixation_hit {
 	float hit_m;
 };
 
+/* The states of a fixation's memo: not cast, being stored, stored. */
+enum { GAZE_HIT_UNKNOWN, GAZE_HIT_STORING, GAZE_HIT_KNOWN };
+
 /* A fixation's hit once cast, and whether it is (gaze_fixation_object). */
 struct gaze_fixation_memo {
 	struct gaze_fixation_hit hit;
@@ -63,9 +66,10 @@ int gaze_fixations_get(struct tool_ctx *ctx, const struct gaze_fixations **out);
 
 /*
  * The object that fixation i's mean ray hits, with the boxes placed at the
- * fixation's start (scene s moved there), cast on the first call and
- * remembered (any thread may ask; two that ask at once both cast, and
- * one stores). Returns 0 or a scene error.
+ * fixation's start, cast on the first call and remembered (any thread may
+ * ask; two that ask at once both cast, and one stores). Scene s is moved
+ * to that time only when this call casts: the caller must not rely on
+ * where s is left. Returns 0 or a scene error.
  */
 int gaze_fixation_object(struct scene *s, const struct gaze_fixations *f, size_t i,
 			 struct gaze_fixation_hit *out);

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -1036,11 +1037,22 @@ static void test_fixation_objects(void **state)
 
 		memcpy(r.o, f->origin, sizeof(r.o));
 		memcpy(r.d, f->dir, sizeof(r.d));
+		/* cast on the first asking, and only then */
+		assert_int_equal(atomic_load(&fa->memo[i].state), GAZE_HIT_UNKNOWN);
 		assert_int_equal(gaze_fixation_object(sa, fa, i, &h), 0);
+		assert_int_equal(atomic_load(&fa->memo[i].state), GAZE_HIT_KNOWN);
+		assert_int_equal(fa->memo[i].hit.object, h.object);
 		assert_int_equal(h.object, brute_cast(rec, f->t_start_ns, &r, GAZE_RANGE_M));
 		assert_true(h.object >= 0 ? h.hit_m > 0 && h.hit_m <= GAZE_RANGE_M : h.hit_m == 0);
-		/* the other context, its scene elsewhere in time, reads the memo */
+		/*
+		 * The other context reads the memo, not its scene: the memo is
+		 * marked with a hit it could not have cast, which must come back.
+		 */
 		assert_int_equal(scene_at(sb, recording_t1(rec)), 0);
+		fa->memo[i].hit.object = -7;
+		assert_int_equal(gaze_fixation_object(sb, fb, i, &h2), 0);
+		assert_int_equal(h2.object, -7);
+		fa->memo[i].hit = h;
 		assert_int_equal(gaze_fixation_object(sb, fb, i, &h2), 0);
 		assert_int_equal(h2.object, h.object);
 		assert_true(h2.hit_m == h.hit_m);

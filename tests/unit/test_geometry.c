@@ -155,13 +155,11 @@ static void test_pose_sample_at(void **state)
 	 * A body at rest between two motions: both ends hold the same pose,
 	 * which comes back bit for bit at any time between them. The float
 	 * quaternion's norm is not 1 in double, so interpolating would
-	 * renormalise it: this one moves by an ulp that way.
+	 * renormalise it (with this machine's arithmetic, this one moves by an
+	 * ulp that way).
 	 */
 	pose_set(&s[1].pose, 0.1f, 0.2f, 0.3f, 0.9273618f, 1.5f, -2.25f, 0.875f);
 	s[2].pose = s[1].pose;
-	pose_interp(&s[1].pose, &s[2].pose, 0.5f, &out);
-	assert_true(memcmp(out.q, s[1].pose.q, sizeof(out.q)) != 0);
-	assert_memory_equal(out.t, s[1].pose.t, sizeof(out.t));
 	assert_int_equal(pose_sample_at(s, 3, 150, 0, &out), 0);
 	assert_true(pose_same(&out, &s[1].pose));
 	assert_memory_equal(out.q, s[1].pose.q, sizeof(out.q));
