@@ -25,11 +25,22 @@
 
 /* ======================= Small helpers ======================= */
 
-/* The error for a coordinate beyond NATIVE_MAX_COORD. */
-static int coord_range(const struct csv *c, size_t col, double v)
+/*
+ * Cells cols[0 .. n-1] of the current row read by csv_f64s() into v, the
+ * first ncoord of them coordinates that must fit the float range: the
+ * first error that reading and checking each cell in turn would meet.
+ */
+static int get_numbers(const struct csv *c, const size_t *cols, size_t n, size_t ncoord,
+		       double *v)
 {
-	return csv_err(c, ENG_ERANGE, "column '%s': %g is out of range (|v| > %g)",
-		       csv_header(c, col), v, NATIVE_MAX_COORD);
+	size_t nread, i;
+	int rc = csv_f64s(c, cols, n, v, &nread);
+
+	for (i = 0; i < ncoord && i < nread; i++)
+		if (fabs(v[i]) > NATIVE_MAX_COORD)
+			return csv_err(c, ENG_ERANGE, "column '%s': %g is out of range (|v| > %g)",
+				       csv_header(c, cols[i]), v[i], NATIVE_MAX_COORD);
+	return rc;
 }
 
 /* Columns of a pose CSV, found by name: t_ns, then tx ty tz qx qy qz qw. */
@@ -55,16 +66,9 @@ static int need_pose_cols(const struct csv *c, struct pose_cols *pc)
 static int row_pose(const struct csv *c, const struct pose_cols *pc, struct pose_sample *s)
 {
 	double v[7];
-	size_t nread, i;
 	int rc = csv_i64(c, pc->t, &s->t_ns);
 
-	if (rc)
-		return rc;
-	/* the position's range, as each cell's would be checked right after it */
-	rc = csv_f64s(c, pc->v, 7, v, &nread);
-	for (i = 0; i < 3 && i < nread; i++)
-		if (fabs(v[i]) > NATIVE_MAX_COORD)
-			return coord_range(c, pc->v[i], v[i]);
+	rc = rc ? rc : get_numbers(c, pc->v, 7, 3, v);
 	if (rc)
 		return rc;
 	if (fabs(v[3]) > 1e6 || fabs(v[4]) > 1e6 || fabs(v[5]) > 1e6 || fabs(v[6]) > 1e6)
@@ -678,7 +682,6 @@ static int read_gaze(const char *path, struct recording *rec)
 	while (!rc) {
 		struct rec_gaze g;
 		double v[7], d[3], depth, n;
-		size_t nread = 0;
 		bool empty_depth;
 
 		rc = csv_next(c);
@@ -687,12 +690,7 @@ static int read_gaze(const char *path, struct recording *rec)
 		rc = csv_i64(c, col[0], &g.t_ns);
 		/* origin, direction and depth (an empty one is 0); only the origin's range is checked */
 		empty_depth = csv_empty(c, col[7]);
-		rc = rc ? rc : csv_f64s(c, col + 1, empty_depth ? 6 : 7, v, &nread);
-		for (k = 0; k < 3 && k < nread; k++)
-			if (fabs(v[k]) > NATIVE_MAX_COORD) {
-				rc = coord_range(c, col[1 + k], v[k]);
-				break;
-			}
+		rc = rc ? rc : get_numbers(c, col + 1, empty_depth ? 6 : 7, 3, v);
 		if (rc)
 			break;
 		depth = empty_depth ? 0.0 : v[6];
