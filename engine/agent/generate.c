@@ -21,6 +21,7 @@
 
 #include "clips.h"
 #include "err.h"
+#include "fiber.h"
 #include "hash.h"
 #include "jsonfile.h"
 #include "recording.h"
@@ -1207,8 +1208,11 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct run *r = w->run;
 	struct task tk;
+	bool fiber = fiber_self() != NULL;
 
-	warm_thread();
+	/* a fiber's stack comes warm (fiber.h), and its thread's heap is the others' */
+	if (!fiber)
+		warm_thread();
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		drop_done_contexts(w);
@@ -1228,7 +1232,14 @@ static void *worker_main(void *arg)
 		}
 		if (!work_left(r))
 			break;
-		pthread_cond_wait(&r->cond, &r->lock);
+		if (fiber) {
+			/* what it waits for may be another fiber's of this thread */
+			pthread_mutex_unlock(&r->lock);
+			fiber_yield();
+			pthread_mutex_lock(&r->lock);
+		} else {
+			pthread_cond_wait(&r->cond, &r->lock);
+		}
 	}
 	drop_done_contexts(w);
 	pthread_cond_broadcast(&r->cond);
@@ -1237,6 +1248,70 @@ static void *worker_main(void *arg)
 }
 
 /* ======================= The run ======================= */
+
+/*
+ * A thread carrying workers as fibers: with a brain that waits on a server
+ * (brain_waits) and more workers than cores, each core's thread runs its
+ * share of the workers (llm_fibers_run). 64 worker threads on two cores
+ * each took their own heap's and stack's first page faults and woke on
+ * every answer; as fibers they share two warm heaps, and a thread's
+ * answers come in through one poll.
+ */
+struct carrier {
+	struct run *run;
+	pthread_t th;
+	void **workers;
+	size_t n;
+};
+
+static void worker_fiber(void *arg)
+{
+	worker_main(arg);
+}
+
+static void *carrier_main(void *arg)
+{
+	struct carrier *c = arg;
+	struct run *r = c->run;
+	int rc;
+
+	rc = llm_fibers_run(c->n, worker_fiber, c->workers);
+	if (rc) {
+		pthread_mutex_lock(&r->lock);
+		fail(r, rc, "generate");
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+	return NULL;
+}
+
+/* Carriers for the n workers w[] when they should run as fibers; 0 when not. */
+static int carriers_of(const struct brain *b, struct worker *w, int n, struct carrier **out)
+{
+	int nc = omp_get_num_procs(), i;
+	struct carrier *c;
+	void **slots;
+
+	*out = NULL;
+	if (!brain_waits(b) || nc < 1 || n <= nc)
+		return 0;
+	c = calloc((size_t)nc, sizeof(*c));
+	slots = calloc((size_t)n, sizeof(*slots));
+	if (!c || !slots) {
+		free(c);
+		free(slots);
+		return 0;
+	}
+	/* worker i on carrier i % nc, as threads would take the first sessions */
+	for (i = 0; i < nc; i++) {
+		c[i].run = w[0].run;
+		c[i].workers = slots + (size_t)i * (size_t)(n / nc) + (size_t)(i < n % nc ? i : n % nc);
+	}
+	for (i = 0; i < n; i++)
+		c[i % nc].workers[c[i % nc].n++] = &w[i];
+	*out = c;
+	return nc;
+}
 
 /* ======================= The response cache ======================= */
 
@@ -1573,7 +1648,8 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 {
 	struct run r;
 	struct worker *w = NULL;
-	int i, n = p->jobs < 1 ? 1 : p->jobs, started = 0, rc = 0;
+	struct carrier *carrier = NULL;
+	int i, n = p->jobs < 1 ? 1 : p->jobs, started = 0, rc = 0, nc = 0;
 	size_t ri;
 
 	memset(totals, 0, sizeof(*totals));
@@ -1602,8 +1678,10 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 	pthread_cond_init(&r.ck_cond, NULL);
 	checkpointer_start(&r);
 	rc = workers_start(&r, b, w, n);
-	for (i = 0; !rc && i < n; i++) {
-		if (pthread_create(&w[i].th, NULL, worker_main, &w[i])) {
+	nc = rc ? 0 : carriers_of(b, w, n, &carrier);
+	for (i = 0; !rc && i < (nc ? nc : n); i++) {
+		if (nc ? pthread_create(&carrier[i].th, NULL, carrier_main, &carrier[i])
+		       : pthread_create(&w[i].th, NULL, worker_main, &w[i])) {
 			rc = err_set(ENG_ENOMEM, "cannot start a worker thread");
 			break;
 		}
@@ -1616,7 +1694,10 @@ int gen_run(struct store *st, struct brain *b, int64_t run_id, const struct gen_
 		pthread_mutex_unlock(&r.lock);
 	}
 	for (i = 0; i < started; i++)
-		pthread_join(w[i].th, NULL);
+		pthread_join(nc ? carrier[i].th : w[i].th, NULL);
+	if (carrier)
+		free(carrier[0].workers);
+	free(carrier);
 	cache_stop(&r);
 	/* what the batch holds was written whole, also when the run failed after */
 	batch_commit(&r);

@@ -201,6 +201,11 @@ int brain_clone(const struct brain *b, const struct llm_cache_ops *cache,
 	return brain_make(&cfg, b->cas, out);
 }
 
+bool brain_waits(const struct brain *b)
+{
+	return b->kind == BRAIN_OPENAI;
+}
+
 const char *brain_name(const struct brain *b)
 {
 	switch (b->kind) {

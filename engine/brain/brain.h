@@ -17,6 +17,7 @@
 #ifndef BRAIN_H
 #define BRAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,6 +72,12 @@ void brain_free(struct brain *b);
 
 /* "local", "openai" or "replay". */
 const char *brain_name(const struct brain *b);
+
+/*
+ * Whether a turn mostly waits on a server (the openai brain): sessions of
+ * such a brain run as fibers, many to a thread (llm_fibers_run).
+ */
+bool brain_waits(const struct brain *b);
 
 /* The model name ("proxima-local/1" for the local brain). */
 const char *brain_model(const struct brain *b);

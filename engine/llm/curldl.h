@@ -21,7 +21,10 @@
 #define CURLDL_FUNCS(X)                                                             \
 	X(curl_global_init) X(curl_global_cleanup) X(curl_easy_init) X(curl_easy_cleanup) \
 	X(curl_easy_setopt) X(curl_easy_perform) X(curl_easy_getinfo)                \
-	X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all) X(curl_getdate)
+	X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all) X(curl_getdate) \
+	X(curl_multi_init) X(curl_multi_cleanup) X(curl_multi_add_handle)                \
+	X(curl_multi_remove_handle) X(curl_multi_perform) X(curl_multi_poll)             \
+	X(curl_multi_info_read)
 
 struct curldl_fns {
 /* NOLINTNEXTLINE(bugprone-macro-parentheses): fn names the field, not an expression */
@@ -56,6 +59,13 @@ int curldl_load(void);
 #define curl_slist_append (curldl__fns->curl_slist_append)
 #define curl_slist_free_all (curldl__fns->curl_slist_free_all)
 #define curl_getdate (curldl__fns->curl_getdate)
+#define curl_multi_init (curldl__fns->curl_multi_init)
+#define curl_multi_cleanup (curldl__fns->curl_multi_cleanup)
+#define curl_multi_add_handle (curldl__fns->curl_multi_add_handle)
+#define curl_multi_remove_handle (curldl__fns->curl_multi_remove_handle)
+#define curl_multi_perform (curldl__fns->curl_multi_perform)
+#define curl_multi_poll (curldl__fns->curl_multi_poll)
+#define curl_multi_info_read (curldl__fns->curl_multi_info_read)
 #endif
 
 #endif

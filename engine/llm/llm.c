@@ -932,15 +932,11 @@ long llm_backoff_ms(int retry, long max_backoff_ms, double u)
 }
 
 
+/* Off a fiber, nanosleep; on one, the thread's other fibers run meanwhile. */
 static void default_sleep(void *ctx, long ms)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	fiber_sleep_ms(ms);
 }
 
 /* ===================== Client ===================== */
@@ -1759,6 +1755,93 @@ static const char *hdr(const struct attempt *a, const char *name)
 	return a->headers ? get_str(a->headers, name) : NULL;
 }
 
+/* ===================== Requests of fibers ===================== */
+
+/* The multi handle of a thread running llm_fibers_run(). */
+struct fiber_loop {
+	CURLM *multi;
+};
+
+/* A fiber's transfer in the multi handle (its CURLOPT_PRIVATE). */
+struct fiber_xfer {
+	struct fiber *f;
+	CURLcode cc;
+	bool done;
+};
+
+static _Thread_local struct fiber_loop *thread_loop;
+
+/* Drives the transfers, and wakes the fibers whose transfer is over. */
+static void loop_progress(struct fiber_loop *l)
+{
+	CURLMsg *m;
+	int running, left;
+
+	curl_multi_perform(l->multi, &running);
+	while ((m = curl_multi_info_read(l->multi, &left))) {
+		struct fiber_xfer *x = NULL;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		curl_multi_remove_handle(l->multi, m->easy_handle);
+		if (!x)
+			continue;
+		x->cc = m->data.result;
+		x->done = true;
+		fiber_wake(x->f);
+	}
+}
+
+static void loop_idle(void *ctx, long timeout_ms)
+{
+	struct fiber_loop *l = ctx;
+
+	/* a wait with no limit is cut into seconds: a missed wake-up costs one */
+	curl_multi_poll(l->multi, NULL, 0, timeout_ms < 0 || timeout_ms > 1000 ? 1000
+					   : (int)timeout_ms, NULL);
+	loop_progress(l);
+}
+
+/*
+ * The transfer of easy on the thread's multi handle, the fiber parked
+ * until it is over. The request goes out before the fiber parks (one
+ * perform), not when the thread next runs out of ready fibers.
+ */
+static CURLcode fiber_perform(struct fiber_loop *l, CURL *easy)
+{
+	struct fiber_xfer x = { fiber_self(), CURLE_OK, false };
+
+	curl_easy_setopt(easy, CURLOPT_PRIVATE, (char *)&x);
+	if (curl_multi_add_handle(l->multi, easy) != CURLM_OK) {
+		curl_easy_setopt(easy, CURLOPT_PRIVATE, (char *)NULL);
+		return curl_easy_perform(easy);
+	}
+	loop_progress(l);
+	while (!x.done)
+		fiber_suspend();
+	curl_easy_setopt(easy, CURLOPT_PRIVATE, (char *)NULL);
+	return x.cc;
+}
+
+int llm_fibers_run(size_t n, fiber_fn *fn, void *const *args)
+{
+	struct fiber_loop l = { NULL };
+	int rc;
+
+	rc = curldl_load();
+	if (rc)
+		return rc;
+	l.multi = curl_multi_init();
+	if (!l.multi)
+		return err_set(ENG_EHTTP, "llm: cannot make a libcurl multi handle");
+	thread_loop = &l;
+	rc = fiber_run(n, fn, args, 0, loop_idle, &l);
+	thread_loop = NULL;
+	curl_multi_cleanup(l.multi);
+	return rc;
+}
+
 static int http_post(struct llm_client *c, const char *body, size_t len, struct attempt *a)
 {
 	long status = 0;
@@ -1774,7 +1857,8 @@ static int http_post(struct llm_client *c, const char *body, size_t len, struct 
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	t0 = now_ms();
-	a->cc = curl_easy_perform(c->curl);
+	a->cc = thread_loop && fiber_self() ? fiber_perform(thread_loop, c->curl)
+					    : curl_easy_perform(c->curl);
 	a->latency_ms = now_ms() - t0;
 	if (a->cc == CURLE_OK)
 		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);

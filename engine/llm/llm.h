@@ -30,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fiber.h"
 #include "hash.h"
 
 struct buf;
@@ -474,6 +475,19 @@ int llm_msgs_to_json(const struct llm_msg *msgs, size_t n, cJSON **out);
 int llm_chat(struct llm_client *c, const struct llm_msg *msgs, size_t n,
 	     const struct llm_tool *tools, size_t ntools,
 	     const struct llm_opts *opts, struct llm_reply *out);
+
+/*
+ * Runs fn(args[i]) for i < n as fibers on the calling thread (fiber.h),
+ * whose requests wait together: an llm_chat() on one of them hands its
+ * transfer to the thread's libcurl multi handle and lets the other fibers
+ * run until its answer is in, and its retry waits are fiber sleeps. So
+ * --jobs sessions of a remote brain run on as many threads as there are
+ * cores. A fiber must not block on what another fiber of its thread would
+ * release (fiber.h). Returns 0 when every job has run, or ENG_EHTTP
+ * (libcurl missing or its multi handle not made) or ENG_ENOMEM before
+ * any job ran, with err_msg() set.
+ */
+int llm_fibers_run(size_t n, fiber_fn *fn, void *const *args);
 
 /* ===================== Helpers (also used by tests) ===================== */
 

@@ -154,6 +154,29 @@ expect_status 0 "the cassette replayed at --jobs 1" "$PROXIMA" generate "$REC" -
 	--max-sessions 3 --per-task 3 --jobs 1
 expect_match ' 0 failed' "$OUT" "no session missed the cassette"
 
+# ------------------------------------------------ sessions as fibers
+# With more workers than cores, a remote brain's sessions run as fibers on
+# one thread per core (llm_fibers_run): the requests of --jobs 64 are those
+# of --jobs 1, one for one, and so is what the run stored.
+start_stub "$TMP/text.json" "$TMP/fib1.log" --threads 2
+expect_status 0 "text calls at --jobs 1" gen --db "$TMP/f1.db" --max-sessions 3 --per-task 3 --jobs 1
+stop_stub
+start_stub "$TMP/text.json" "$TMP/fib64.log" --threads 2
+expect_status 0 "text calls at --jobs 64" gen --db "$TMP/f64.db" --max-sessions 3 --per-task 3 --jobs 64
+stop_stub
+python3 - "$TMP/fib1.log" "$TMP/fib64.log" >"$TMP/py.out" 2>&1 <<'EOF'
+import json, sys
+def bodies(path):
+    return sorted(json.dumps(json.loads(l)["body"], sort_keys=True) for l in open(path))
+a, b = bodies(sys.argv[1]), bodies(sys.argv[2])
+assert len(a) == 75 and a == b, (len(a), len(b), sum(x != y for x, y in zip(a, b)))
+EOF
+[ $? -eq 0 ] && ok "the 75 requests of --jobs 64 are those of --jobs 1" ||
+	{ not_ok "--jobs 64 sends what --jobs 1 sends"; sed 's/^/# /' "$TMP/py.out"; }
+q="select recording_id, category, subtask, metric, reason, t_ns, target, detail from drops order by 1, 2, 3, 4, 5, 6, 7"
+expect_match "^$(sqlite3 "$TMP/f1.db" "$q" | cksum)\$" "$(sqlite3 "$TMP/f64.db" "$q" | cksum)" \
+	"and the two stores hold the same drops"
+
 # ------------------------------------------------ a cache write that fails
 # The answers are written to the llm_cache by a thread of their own, after
 # the requests that got them went on: a write the store refuses still fails

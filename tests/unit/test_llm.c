@@ -1419,6 +1419,122 @@ static void test_concurrent_clients(void **state)
 	rm_tree(s.dir);
 }
 
+/*
+ * Requests from fibers (llm_fibers_run): FIBERS fibers on this one thread,
+ * each its own client, two turns each against a stub that answers after
+ * FIBER_LATENCY_MS. Each fiber's first request goes out while the others'
+ * wait, so all of them reach the stub within one latency of the first
+ * (one at a time, each would come a latency after the one before). A
+ * fiber that waits a second for a 429's Retry-After lets another finish
+ * two turns meanwhile, and then gets its answer.
+ */
+#define FIBERS 8
+#define FIBER_LATENCY_MS 400
+
+struct fiber_job {
+	const char *url;
+	int turns, ok;
+	int *order, *norder, id;
+	const char *want;  /* the content the last reply has; NULL: a get_time call */
+};
+
+static void fiber_chats(void *arg)
+{
+	struct fiber_job *j = arg;
+	struct llm_config cfg;
+	struct llm_client *c = NULL;
+	struct llm_msg m;
+	struct llm_reply r;
+	int i;
+
+	llm_config_init(&cfg);
+	cfg.base_url = j->url;
+	cfg.model = "stub-model";
+	cfg.api_key_env = "PROXIMA_TEST_LLM_KEY";
+	if (llm_client_new(&cfg, &c))
+		return;
+	if (llm_msg_text(&m, LLM_ROLE_USER, "what time is it?"))
+		goto out;
+	for (i = 0; i < j->turns; i++) {
+		if (!llm_chat(c, &m, 1, tools, NTOOLS, NULL, &r) &&
+		    (j->want ? r.msg.content && !strcmp(r.msg.content, j->want)
+			     : r.msg.n_tool_calls == 1 && !strcmp(r.msg.tool_calls[0].name, "get_time")))
+			j->ok++;
+		llm_reply_release(&r);
+	}
+	j->order[(*j->norder)++] = j->id;
+	llm_msg_release(&m);
+out:
+	llm_client_free(c);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void test_fibers_share_thread(void **state)
+{
+	char latency[16];
+	struct stub s;
+	struct fiber_job j[FIBERS];
+	void *args[FIBERS];
+	double t[2 * FIBERS];
+	int order[FIBERS], norder = 0, i, n;
+	cJSON *log;
+
+	(void)state;
+	snprintf(latency, sizeof(latency), "%d", FIBER_LATENCY_MS);
+	stub_start(&s, DATA "loop.json", "--latency-ms", latency, NULL, NULL);
+	for (i = 0; i < FIBERS; i++) {
+		j[i] = (struct fiber_job){ s.url, 2, 0, order, &norder, i, NULL };
+		args[i] = &j[i];
+	}
+	assert_int_equal(llm_fibers_run(FIBERS, fiber_chats, args), 0);
+	for (i = 0; i < FIBERS; i++)
+		assert_int_equal(j[i].ok, 2);
+	log = stub_log(&s);
+	n = cJSON_GetArraySize(log);
+	assert_int_equal(n, 2 * FIBERS);
+	for (i = 0; i < n; i++)
+		t[i] = jget(cJSON_GetArrayItem(log, i), "t_ms")->valuedouble;
+	qsort(t, (size_t)n, sizeof(t[0]), cmp_double);
+	/* the first turns all arrived before the first answer went out */
+	assert_true(t[FIBERS - 1] - t[0] < FIBER_LATENCY_MS);
+	assert_true(t[FIBERS] - t[0] >= FIBER_LATENCY_MS - 1);
+	cJSON_Delete(log);
+	stub_stop(&s);
+	rm_tree(s.dir);
+}
+
+static void test_fiber_retry_sleeps_alone(void **state)
+{
+	struct stub slow, fast;
+	struct fiber_job j[2];
+	void *args[2] = { &j[0], &j[1] };
+	int order[2], norder = 0;
+
+	(void)state;
+	stub_start(&slow, DATA "retry_429.json", NULL, NULL, NULL, NULL);
+	stub_start(&fast, DATA "loop.json", "--latency-ms", "100", NULL, NULL);
+	/* the 429 asks for a second's wait; the other's two turns take 0.2 s */
+	j[0] = (struct fiber_job){ slow.url, 1, 0, order, &norder, 0, "after 429" };
+	j[1] = (struct fiber_job){ fast.url, 2, 0, order, &norder, 1, NULL };
+	assert_int_equal(llm_fibers_run(2, fiber_chats, args), 0);
+	assert_int_equal(j[0].ok, 1);
+	assert_int_equal(j[1].ok, 2);
+	assert_int_equal(norder, 2);
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 0);
+	assert_int_equal(stub_count(&slow), 2);
+	stub_stop(&slow);
+	stub_stop(&fast);
+	rm_tree(slow.dir);
+	rm_tree(fast.dir);
+}
+
 /* ===================== Tests: helpers ===================== */
 
 /* SHA-256 against the FIPS 180-2 examples, from threads at once (the digest is fetched once). */
@@ -1688,6 +1804,8 @@ int main(void)
 		cmocka_unit_test(test_static_tools_send_the_same),
 		cmocka_unit_test(test_cassette_record_replay),
 		cmocka_unit_test(test_concurrent_clients),
+		cmocka_unit_test(test_fibers_share_thread),
+		cmocka_unit_test(test_fiber_retry_sleeps_alone),
 		cmocka_unit_test(test_cache_key_canonical),
 		cmocka_unit_test(test_sha256_known_answers),
 		cmocka_unit_test(test_backoff_and_retry_after),
