@@ -719,6 +719,40 @@ int astar_nearest_reachable(struct astar_ws *ws, int sx, int sy, double fx,
 	return grid_nearest_free_toward(&reach, fx, fy, max_dist, sx, sy, cx, cy);
 }
 
+int astar_search_nearest(struct astar_ws *ws, const struct grid *g, int sx, int sy, double fx,
+			 double fy, double max_dist, int *cx, int *cy, double *cost)
+{
+	int rc;
+
+	*cx = *cy = -1;
+	if (!ws->w || !isfinite(fx) || !isfinite(fy))
+		return ENG_EINVAL;
+	rc = check_cell(ws, sx, sy);
+	if (rc)
+		return rc;
+	if (!ws->pass[(sy + 1) * ws->W + sx + 1])
+		return ENG_ENOTFOUND;
+	/* a flooded component that holds the start answers at once */
+	if (!(ws->reach_valid &&
+	      ws->scratch[(size_t)sy * (size_t)ws->w + (size_t)sx] == GRID_FREE)) {
+		rc = grid_nearest_free_toward(g, fx, fy, max_dist, sx, sy, cx, cy);
+		if (rc) {
+			/* no free cell qualifies, so no reachable one does */
+			*cx = *cy = -1;
+			return rc;
+		}
+		rc = astar_search(ws, sx, sy, *cx, *cy, cost);
+		if (rc != ENG_ENOTFOUND)
+			return rc;
+	}
+	rc = astar_nearest_reachable(ws, sx, sy, fx, fy, max_dist, cx, cy);
+	if (rc) {
+		*cx = *cy = -1;
+		return rc;
+	}
+	return astar_search(ws, sx, sy, *cx, *cy, cost);
+}
+
 /* ---------------------------------------------------------------- */
 /* Legs                                                               */
 

@@ -103,6 +103,21 @@ size_t astar_expanded(const struct astar_ws *ws);
 int astar_nearest_reachable(struct astar_ws *ws, int sx, int sy, double fx,
 			    double fy, double max_dist, int *cx, int *cy);
 
+/*
+ * astar_nearest_reachable(), then astar_search() from the start to the
+ * cell found, in one call: the same cell (*cx, *cy), the same path and
+ * cost, the same return codes. g is the grid loaded into ws. Without a
+ * component flooded already for the start, the nearest free cell of g is
+ * tried first: when A* reaches it, it is also the nearest reachable one
+ * (the reachable cells are among the free ones, and the search order is
+ * the same), and the flood is not needed. Only a cell walled off from the
+ * start costs the flood, after a search that failed. Returns 0 with the
+ * path readable by astar_path(); ENG_ENOTFOUND when no reachable free cell
+ * qualifies (then *cx = *cy = -1); else astar_nearest_reachable()'s errors.
+ */
+int astar_search_nearest(struct astar_ws *ws, const struct grid *g, int sx, int sy, double fx,
+			 double fy, double max_dist, int *cx, int *cy, double *cost);
+
 /* One straight leg of a simplified path. */
 struct astar_leg {
 	float x0, y0;      /* world start, m */

@@ -167,20 +167,17 @@ int path_plan(struct tool_ctx *ctx, int64_t t, const struct pose *cam, float hea
 		goal_radius_m = PATH_GOAL_RADIUS_M;
 	radius = 0.5f * hypotf(hi[0] - lo[0], hi[1] - lo[1]) + goal_radius_m;
 	grid_world_to_cellf(g, tb->c[0], tb->c[1], &fx, &fy);
-	rc = astar_nearest_reachable(c->ws, out->sx, out->sy, fx, fy, radius / g->cell,
-				     &out->gx, &out->gy);
+	rc = astar_search_nearest(c->ws, g, out->sx, out->sy, fx, fy, radius / g->cell,
+				  &out->gx, &out->gy, &cost);
 	if (rc == ENG_ENOTFOUND) {
+		out->gx = out->gy = 0;
 		out->status = PATH_NO_GOAL;
 		return 0;
 	}
 	if (rc)
-		return err_set(rc, "the nearest reachable cell search failed");
+		return err_set(rc, "the path to the nearest reachable cell failed");
 	grid_cell_to_world(g, out->gx, out->gy, &x, &y);
 	out->goal_offset_m = hypotf(x - tb->c[0], y - tb->c[1]);
-
-	rc = astar_search(c->ws, out->sx, out->sy, out->gx, out->gy, &cost);
-	if (rc)
-		return err_set(rc, "A* found no path to a cell the flood reached");
 	out->length_m = cost * (double)g->cell;
 	out->expanded = astar_expanded(c->ws);
 	astar_path(c->ws, NULL, 0, &n);
