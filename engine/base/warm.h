@@ -3,6 +3,8 @@
 #ifndef PROXIMA_WARM_H
 #define PROXIMA_WARM_H
 
+#include <stddef.h>
+
 /* The stack a thread touches in warm_thread(): more than a session uses (about 40 KB). */
 #define WARM_STACK_BYTES (64u << 10)
 
@@ -15,5 +17,13 @@
  * Can't fail.
  */
 void warm_thread(void);
+
+/*
+ * Gives the allocator, when it is mimalloc, an arena of `bytes` (reserved,
+ * backed as touched) on 2 MB pages, which it takes its memory from before
+ * asking the system: one fault per 2 MB instead of one per 4 KB page. No
+ * effect under another malloc, or when the system refuses. Can't fail.
+ */
+void warm_heap(size_t bytes);
 
 #endif
