@@ -36,8 +36,11 @@ typedef void fiber_fn(void *arg);
  */
 typedef void fiber_idle_fn(void *ctx, long timeout_ms);
 
-/* The default stack of a fiber: mapped, and paid for only where touched. */
-#define FIBER_STACK_BYTES (2u << 20)
+/*
+ * The default stack of a fiber, a thread's default: address space, paid
+ * for only where touched.
+ */
+#define FIBER_STACK_BYTES (8u << 20)
 
 /*
  * Runs fn(args[i]) for i < n, each on a fiber with a stack of stack_bytes
