@@ -38,6 +38,7 @@ struct item {
 	uint32_t fold;
 	uint32_t **feat;            /* per option: its learned-solver features, or NULL */
 	int *nfeat;                 /* their counts */
+	int *truth, ntruth;         /* a chain's true candidates (chain_truths), or NULL */
 };
 
 struct audit_set {
@@ -104,6 +105,7 @@ static void item_release(struct item *it)
 		free(it->feat[i]);
 	free(it->feat);
 	free(it->nfeat);
+	free(it->truth);
 	free(it->options);
 	free(it->ot);
 	free(it->recording);
@@ -710,6 +712,27 @@ static int chain_truth(const char *answer_json, int *nodes, int cap)
 	return k;
 }
 
+/*
+ * Each chain item of group: its true candidates, read from its answer once
+ * (the learned scorer took them at every epoch of every fold and repeat).
+ */
+static int chain_truths(struct audit_set *s, int group)
+{
+	size_t k;
+
+	for (k = 0; k < s->n; k++) {
+		struct item *it = &s->v[k];
+
+		if (it->group != group || it->truth)
+			continue;
+		it->truth = malloc(AUDIT_MAX_OPTIONS * sizeof(*it->truth));
+		if (!it->truth)
+			return ENG_ENOMEM;
+		it->ntruth = chain_truth(it->answer_json, it->truth, AUDIT_MAX_OPTIONS);
+	}
+	return 0;
+}
+
 static double log_choose(int n, int k)
 {
 	return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0);
@@ -753,7 +776,7 @@ static double set_hit(const double *sc, int n, const int *truth, int k)
 static void chain_rules(const struct audit_set *s, int group, struct acc *overlap, struct acc *chance)
 {
 	size_t k;
-	int i, truth[AUDIT_MAX_OPTIONS];
+	int i;
 
 	for (k = 0; k < s->n; k++) {
 		const struct item *it = &s->v[k];
@@ -762,12 +785,12 @@ static void chain_rules(const struct audit_set *s, int group, struct acc *overla
 
 		if (it->group != group)
 			continue;
-		kk = chain_truth(it->answer_json, truth, AUDIT_MAX_OPTIONS);
+		kk = it->ntruth;
 		if (kk < 1 || kk >= it->n)
 			continue;
 		for (i = 0; i < it->n; i++)
 			sc[i] = overlap_q(it, i);
-		acc_add(overlap, set_hit(sc, it->n, truth, kk));
+		acc_add(overlap, set_hit(sc, it->n, it->truth, kk));
 		acc_add(chance, exp(-log_choose(it->n, kk)));
 	}
 }
@@ -775,7 +798,7 @@ static void chain_rules(const struct audit_set *s, int group, struct acc *overla
 /* The learned candidate scorer: logistic regression on (candidate, goal) features, CV. */
 static int chain_learned(const struct audit_set *s, int group, int folds, float *w, struct acc *a)
 {
-	int truth[AUDIT_MAX_OPTIONS], i, e, q;
+	int i, e, q;
 	uint32_t fold;
 	size_t k;
 
@@ -790,13 +813,13 @@ static int chain_learned(const struct audit_set *s, int group, int folds, float 
 
 				if (it->group != group || it->fold == fold)
 					continue;
-				kk = chain_truth(it->answer_json, truth, AUDIT_MAX_OPTIONS);
+				kk = it->ntruth;
 				for (i = 0; i < it->n; i++) {
 					bool y = false;
 					double p;
 
 					for (q = 0; q < kk; q++)
-						y = y || truth[q] == i + 1;
+						y = y || it->truth[q] == i + 1;
 					p = 1 / (1 + exp(-dot(w, it->feat[i], it->nfeat[i])));
 					for (q = 0; q < it->nfeat[i]; q++)
 						w[it->feat[i][q]] += (float)(lr * ((double)y - p));
@@ -810,12 +833,12 @@ static int chain_learned(const struct audit_set *s, int group, int folds, float 
 
 			if (it->group != group || it->fold != fold)
 				continue;
-			kk = chain_truth(it->answer_json, truth, AUDIT_MAX_OPTIONS);
+			kk = it->ntruth;
 			if (kk < 1 || kk >= it->n)
 				continue;
 			for (i = 0; i < it->n; i++)
 				sc[i] = dot(w, it->feat[i], it->nfeat[i]);
-			acc_add(a, set_hit(sc, it->n, truth, kk));
+			acc_add(a, set_hit(sc, it->n, it->truth, kk));
 		}
 	}
 	return 0;
@@ -959,7 +982,9 @@ static int audit_group(struct audit_set *s, int group, const struct audit_params
 		struct acc ov = { "goal_overlap", false, 0, 0 }, ch = { "chance", false, 0, 0 };
 		struct acc cl = { "learned_candidates", true, 0, 0 };
 
-		chain_rules(s, group, &ov, &ch);
+		rc = chain_truths(s, group);
+		if (!rc)
+			chain_rules(s, group, &ov, &ch);
 		for (k = 0; k < s->n && !rc; k++)
 			if (s->v[k].group == group && g->n >= (p->min_items > 0 ? p->min_items : 20))
 				rc = item_features(&s->v[k]);
