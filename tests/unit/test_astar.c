@@ -431,6 +431,40 @@ static void test_nearest_reachable_reuse(void **state)
 }
 
 /*
+ * The brute force of the nearest-reachable tests: of the cells Dijkstra's
+ * dist[] (w x h) reaches within r of (fx, fy), the one at the least squared
+ * distance to it, ties (within 1e-9) to the least squared distance to
+ * (sx, sy), then the scan order (row, then column), in (*bx, *by), or -1
+ * and -1 when none is; returns how many cells tie at the least distance.
+ */
+static int brute_nearest(const double *dist, int w, int h, int sx, int sy, double fx, double fy,
+			 double r, int *bx, int *by)
+{
+	double bd = INFINITY, bt = INFINITY;
+	int x, y, nbest = 0;
+
+	*bx = *by = -1;
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w; x++) {
+			double d2 = (x - fx) * (x - fx) + (y - fy) * (y - fy);
+			double t2 = (double)((x - sx) * (x - sx) + (y - sy) * (y - sy));
+
+			if (dist[y * w + x] == HUGE_VAL || d2 > r * r)
+				continue;
+			if (d2 < bd - 1e-9 || (fabs(d2 - bd) <= 1e-9 && t2 < bt)) {
+				nbest = fabs(d2 - bd) <= 1e-9 ? nbest + 1 : 1;
+				bd = d2 < bd ? d2 : bd;
+				bt = t2;
+				*bx = x;
+				*by = y;
+			} else if (fabs(d2 - bd) <= 1e-9) {
+				nbest++;
+			}
+		}
+	return nbest;
+}
+
+/*
  * astar_nearest_reachable against brute force: the cells the independent
  * Dijkstra (8 moves, no corner cutting) reaches, every one within the
  * radius scanned for the least squared distance to the point, ties (the
@@ -459,31 +493,15 @@ static void test_nearest_reachable_brute_force(void **state)
 			cells[i] = (int)(NEXT() % 100) < pct ? GRID_OCCUPIED : GRID_FREE;
 		assert_int_equal(astar_ws_load(a, &g), 0);
 		for (q = 0; q < 20; q++) {
-			int sx = (int)(NEXT() % W), sy = (int)(NEXT() % H), x, y, bx = -1, by = -1;
+			int sx = (int)(NEXT() % W), sy = (int)(NEXT() % H), bx, by;
 			double fx = (double)(NEXT() % (W * 10)) / 10, fy = (double)(NEXT() % (H * 10)) / 10;
-			double r = 0.2 + (double)(NEXT() % 60) / 10, bd = INFINITY, bt = INFINITY;
-			int cx = -1, cy = -1, rc, nbest = 0;
+			double r = 0.2 + (double)(NEXT() % 60) / 10;
+			int cx = -1, cy = -1, rc, nbest;
 
 			cells[sy * W + sx] = GRID_FREE;
 			assert_int_equal(astar_ws_load(a, &g), 0);
 			dijkstra(cells, W, H, sy * W + sx, dist);
-			for (y = 0; y < H; y++)
-				for (x = 0; x < W; x++) {
-					double d2 = (x - fx) * (x - fx) + (y - fy) * (y - fy);
-					double t2 = (double)((x - sx) * (x - sx) + (y - sy) * (y - sy));
-
-					if (dist[y * W + x] == HUGE_VAL || d2 > r * r)
-						continue;
-					if (d2 < bd - 1e-9 || (fabs(d2 - bd) <= 1e-9 && t2 < bt)) {
-						nbest = fabs(d2 - bd) <= 1e-9 ? nbest + 1 : 1;
-						bd = d2 < bd ? d2 : bd;
-						bt = t2;
-						bx = x;
-						by = y;
-					} else if (fabs(d2 - bd) <= 1e-9) {
-						nbest++;
-					}
-				}
+			nbest = brute_nearest(dist, W, H, sx, sy, fx, fy, r, &bx, &by);
 			rc = astar_nearest_reachable(a, sx, sy, fx, fy, r, &cx, &cy);
 			if (bx < 0) {
 				assert_int_equal(rc, ENG_ENOTFOUND);
@@ -535,28 +553,15 @@ static void test_search_nearest_brute_force(void **state)
 		for (i = 0; i < W * H; i++)
 			cells[i] = (int)(NEXT() % 100) < pct ? GRID_OCCUPIED : GRID_FREE;
 		for (q = 0; q < 20; q++) {
-			int sx = (int)(NEXT() % W), sy = (int)(NEXT() % H), x, y, bx = -1, by = -1;
+			int sx = (int)(NEXT() % W), sy = (int)(NEXT() % H), bx, by;
 			int fxc = -1, fyc = -1, pass;
 			double fx = (double)(NEXT() % (W * 10)) / 10, fy = (double)(NEXT() % (H * 10)) / 10;
-			double r = 0.2 + (double)(NEXT() % 60) / 10, bd = INFINITY, bt = INFINITY;
+			double r = 0.2 + (double)(NEXT() % 60) / 10;
 
 			cells[sy * W + sx] = GRID_FREE;
 			assert_int_equal(astar_ws_load(a, &g), 0);
 			dijkstra(cells, W, H, sy * W + sx, dist);
-			for (y = 0; y < H; y++)
-				for (x = 0; x < W; x++) {
-					double d2 = (x - fx) * (x - fx) + (y - fy) * (y - fy);
-					double t2 = (double)((x - sx) * (x - sx) + (y - sy) * (y - sy));
-
-					if (dist[y * W + x] == HUGE_VAL || d2 > r * r)
-						continue;
-					if (d2 < bd - 1e-9 || (fabs(d2 - bd) <= 1e-9 && t2 < bt)) {
-						bd = d2 < bd ? d2 : bd;
-						bt = t2;
-						bx = x;
-						by = y;
-					}
-				}
+			brute_nearest(dist, W, H, sx, sy, fx, fy, r, &bx, &by);
 			/* the nearest free cell, reachable or not */
 			if (!grid_nearest_free_toward(&g, fx, fy, r, sx, sy, &fxc, &fyc) &&
 			    (fxc != bx || fyc != by))

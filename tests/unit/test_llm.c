@@ -1367,32 +1367,44 @@ struct worker {
 	int ok;
 };
 
-static void *worker_main(void *arg)
+/*
+ * `turns` requests asking the time on a client of its own against url:
+ * how many came back as want says (its content; NULL: a get_time call).
+ */
+static int time_chats(const char *url, int turns, const char *want)
 {
-	struct worker *w = arg;
 	struct llm_config cfg;
 	struct llm_client *c = NULL;
 	struct llm_msg m;
 	struct llm_reply r;
-	int i;
+	int i, ok = 0;
 
 	llm_config_init(&cfg);
-	cfg.base_url = w->url;
+	cfg.base_url = url;
 	cfg.model = "stub-model";
 	cfg.api_key_env = "PROXIMA_TEST_LLM_KEY";
 	if (llm_client_new(&cfg, &c))
-		return NULL;
+		return 0;
 	if (llm_msg_text(&m, LLM_ROLE_USER, "what time is it?"))
 		goto out;
-	for (i = 0; i < PER_THREAD; i++) {
-		if (!llm_chat(c, &m, 1, tools, NTOOLS, NULL, &r) && r.msg.n_tool_calls == 1 &&
-		    !strcmp(r.msg.tool_calls[0].name, "get_time"))
-			w->ok++;
+	for (i = 0; i < turns; i++) {
+		if (!llm_chat(c, &m, 1, tools, NTOOLS, NULL, &r) &&
+		    (want ? r.msg.content && !strcmp(r.msg.content, want)
+			  : r.msg.n_tool_calls == 1 && !strcmp(r.msg.tool_calls[0].name, "get_time")))
+			ok++;
 		llm_reply_release(&r);
 	}
 	llm_msg_release(&m);
 out:
 	llm_client_free(c);
+	return ok;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	w->ok = time_chats(w->url, PER_THREAD, NULL);
 	return NULL;
 }
 
@@ -1441,31 +1453,9 @@ struct fiber_job {
 static void fiber_chats(void *arg)
 {
 	struct fiber_job *j = arg;
-	struct llm_config cfg;
-	struct llm_client *c = NULL;
-	struct llm_msg m;
-	struct llm_reply r;
-	int i;
 
-	llm_config_init(&cfg);
-	cfg.base_url = j->url;
-	cfg.model = "stub-model";
-	cfg.api_key_env = "PROXIMA_TEST_LLM_KEY";
-	if (llm_client_new(&cfg, &c))
-		return;
-	if (llm_msg_text(&m, LLM_ROLE_USER, "what time is it?"))
-		goto out;
-	for (i = 0; i < j->turns; i++) {
-		if (!llm_chat(c, &m, 1, tools, NTOOLS, NULL, &r) &&
-		    (j->want ? r.msg.content && !strcmp(r.msg.content, j->want)
-			     : r.msg.n_tool_calls == 1 && !strcmp(r.msg.tool_calls[0].name, "get_time")))
-			j->ok++;
-		llm_reply_release(&r);
-	}
+	j->ok = time_chats(j->url, j->turns, j->want);
 	j->order[(*j->norder)++] = j->id;
-	llm_msg_release(&m);
-out:
-	llm_client_free(c);
 }
 
 static int cmp_double(const void *a, const void *b)
