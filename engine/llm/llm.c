@@ -1780,14 +1780,17 @@ static void loop_progress(struct fiber_loop *l)
 	curl_multi_perform(l->multi, &running);
 	while ((m = curl_multi_info_read(l->multi, &left))) {
 		struct fiber_xfer *x = NULL;
+		CURL *easy = m->easy_handle;
+		CURLcode cc = m->data.result;
 
 		if (m->msg != CURLMSG_DONE)
 			continue;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-		curl_multi_remove_handle(l->multi, m->easy_handle);
+		/* the message is the multi handle's until the removal: read first */
+		curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+		curl_multi_remove_handle(l->multi, easy);
 		if (!x)
 			continue;
-		x->cc = m->data.result;
+		x->cc = cc;
 		x->done = true;
 		fiber_wake(x->f);
 	}
