@@ -252,6 +252,8 @@ static void totals_add(struct gen_totals *t, const struct gen_totals *d)
 	t->qa_replaced += d->qa_replaced;
 	t->drops += d->drops;
 	t->failed += d->failed;
+	if (!t->first_failure[0] && d->first_failure[0])
+		memcpy(t->first_failure, d->first_failure, sizeof(t->first_failure));
 	t->t_brain += d->t_brain;
 	t->t_tools += d->t_tools;
 	t->t_truth += d->t_truth;
@@ -332,6 +334,9 @@ static int write_result(struct run *r, size_t ri, int group, const struct agent_
 		/* the run counts what it stored: a candidate dropped twice is one row */
 		if (res->status == AGENT_FAILED) {
 			d->failed++;
+			if (!d->first_failure[0])
+				snprintf(d->first_failure, sizeof(d->first_failure), "%s",
+					 x.detail ? x.detail : x.reason);
 		} else if (added) {
 			d->drops++;
 			count_drop(d, x.reason);

@@ -42,6 +42,7 @@ struct gen_totals {
 	long qa_new, qa_kept, qa_replaced; /* stored QAs, by store_qa_put's answer */
 	long drops;                /* candidates dropped (no QA) */
 	long failed;               /* sessions whose brain failed */
+	char first_failure[256];   /* the first failed session's reason ("" when none) */
 	long superseded;           /* regenerate: unreviewed QAs replaced */
 	long by_group[SUBTASK_NGROUPS];
 	long recordings;           /* recordings processed */

@@ -734,7 +734,8 @@ static int run(struct opts *o, struct store *st, struct brain *b0, int regen,
 		printf("  shard %d/%d: %ld of %zu recordings, %ld left to other shards\n", o->shard_i,
 		       o->shard_n, (long)npaths - t.other_shards, npaths, t.other_shards);
 	if (t.failed > o->allow_failures)
-		error("%ld sessions failed (--allow-failures %ld)", t.failed, o->allow_failures);
+		error("%ld sessions failed (--allow-failures %ld)%s%s", t.failed, o->allow_failures,
+		      t.first_failure[0] ? "; the first: " : "", t.first_failure);
 	if (regen && rc)
 		error("regenerate: nothing was replaced; the old QAs are as they were");
 	return failed ? CMD_FAILED : CMD_OK;

@@ -14,6 +14,8 @@
 #   rerun of the same command sends no request;
 # - a cache write the store refuses fails the run and keeps its other
 #   writes;
+# - a server that is gone fails the run, whose error says why the first
+#   session failed;
 # - --brain-frames N sends the clip's N frames as JPEG data URLs; a
 #   recording without video gets a line saying so.
 . "$(dirname "$0")/lib.sh"
@@ -206,6 +208,16 @@ expect_match '^4 2$' "$(sqlite3 "$TMP/c.db" \
 	'select (select count(*) from llm_cache), (select count(*) from runs)' | tr '|' ' ')" \
 	"nothing more was cached, and both runs are stored"
 expect_status 0 "the store checks clean" "$PROXIMA" check --db "$TMP/c.db"
+
+# ------------------------------------------------ a server that is gone
+# Sessions whose brain fails are counted, and the run's error line says why
+# the first one failed (the stub stopped: its port refuses the connection).
+start_stub "$TMP/giveup.json" "$TMP/gone.log"
+stop_stub
+expect_status 1 "a server that is gone fails the run" gen --db "$TMP/gone.db" \
+	--tasks intention.head_turn/approx --max-sessions 2 --jobs 4 --timeout-ms 2000
+expect_match "^error: 2 sessions failed \(--allow-failures 0\); the first: brain: llm: $url/chat/completions: .*\(3 attempts\)" \
+	"$ERR" "the error names the first failure: its URL, the cause and the attempts"
 
 # ------------------------------------------------ the clip's frames for the brain
 cat >"$TMP/frames.json" <<'EOF'
