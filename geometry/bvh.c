@@ -1980,6 +1980,13 @@ size_t bvh_cast_batch(const struct bvh *b, const struct ray *rays, size_t n,
 	long long c, nn = (long long)n, nchunk = (nn + BVH_CHUNK - 1) / BVH_CHUNK;
 	size_t nhit = 0;
 
+	/*
+	 * One thread, or one chunk: on the calling thread, without a team (a
+	 * region nested in the caller's would still make one of one thread,
+	 * a few microseconds each call)
+	 */
+	if (threads == 1 || nchunk <= 1)
+		return nn ? batch_range(b, rays, 0, nn, tmax, hits) : 0;
 	if (threads <= 0) {
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : nhit)
 		for (c = 0; c < nchunk; c++)
