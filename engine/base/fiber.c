@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "warm.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -25,8 +26,11 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* The top of each stack faulted in at start, in one call (about 1 us a page, against 10 for a fault). */
-#define FIBER_WARM_BYTES (64u << 10)
+/*
+ * The top of each stack faulted in at start, in one call (about 1 us a
+ * page, against 10 for a fault): what warm_thread() touches of a thread's.
+ */
+#define FIBER_WARM_BYTES WARM_STACK_BYTES
 /* How long a yielding fiber lets the idle function wait at most. */
 #define FIBER_YIELD_MS 1
 
